@@ -1,0 +1,78 @@
+import path from "node:path";
+
+/** Every environment variable the service reads, parsed and validated in one place. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** PostgreSQL server; when absent the embedded PGlite under dataDir is used. */
+  databaseUrl: string | undefined;
+  bootstrapAdmin: { username: string; password: string } | undefined;
+  /** realm of Basic, Digest and Bearer challenges; part of every stored Digest HA1 */
+  authRealm: string;
+  bodyLimitBytes: number;
+  uploadLimitBytes: number;
+  digestNonceTtlSeconds: number;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  graphqlMaxDepth: number;
+  graphqlMaxCost: number;
+  logLevel: "silent" | "error" | "info";
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) {
+    throw new ConfigError(`${name} must be an integer >= ${min}, got '${raw}'`);
+  }
+  return Number(raw);
+}
+
+function bootstrapAdmin(raw: string | undefined): Config["bootstrapAdmin"] {
+  if (!raw) return undefined;
+  const colon = raw.indexOf(":");
+  if (colon <= 0 || colon === raw.length - 1) {
+    throw new ConfigError("BOOTSTRAP_ADMIN must be username:password");
+  }
+  return { username: raw.slice(0, colon), password: raw.slice(colon + 1) };
+}
+
+function databaseUrl(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(raw)) {
+    throw new ConfigError("DATABASE_URL must be a postgresql:// URL");
+  }
+  return raw;
+}
+
+function logLevel(raw: string | undefined): Config["logLevel"] {
+  const level = raw ?? "info";
+  if (level !== "silent" && level !== "error" && level !== "info") {
+    throw new ConfigError("LOG_LEVEL must be silent, error or info");
+  }
+  return level;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  return {
+    port: integer(env, "PORT", 8000),
+    host: env.HOST || "127.0.0.1",
+    dataDir: path.resolve(env.DATA_DIR || "./data"),
+    databaseUrl: databaseUrl(env.DATABASE_URL),
+    bootstrapAdmin: bootstrapAdmin(env.BOOTSTRAP_ADMIN),
+    authRealm: env.AUTH_REALM || "field-data",
+    bodyLimitBytes: integer(env, "BODY_LIMIT_BYTES", 10 * 1024 * 1024, 1024),
+    uploadLimitBytes: integer(env, "UPLOAD_LIMIT_BYTES", 1024 * 1024 * 1024, 1024),
+    digestNonceTtlSeconds: integer(env, "DIGEST_NONCE_TTL_SECONDS", 300, 1),
+    accessTokenTtlSeconds: integer(env, "ACCESS_TOKEN_TTL_SECONDS", 3600, 1),
+    refreshTokenTtlSeconds: integer(env, "REFRESH_TOKEN_TTL_SECONDS", 14 * 24 * 3600, 1),
+    graphqlMaxDepth: integer(env, "GRAPHQL_MAX_DEPTH", 12, 1),
+    graphqlMaxCost: integer(env, "GRAPHQL_MAX_COST", 50_000, 1),
+    logLevel: logLevel(env.LOG_LEVEL),
+  };
+}

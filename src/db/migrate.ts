@@ -1,0 +1,107 @@
+import { readFile, readdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import {
+  bindMigrationAwareSqlAdapterFactory,
+  type SqlMigrationAwareDriverAdapterFactory,
+} from "@prisma/driver-adapter-utils";
+
+/**
+ * Prisma's `migrate deploy` and `migrate diff`, driven through the WASM schema engine with a driver
+ * adapter, because the native engine cannot be downloaded here. The engine keeps the standard
+ * `_prisma_migrations` table, so the native CLI can take over where it is available.
+ */
+
+const projectRoot = path.resolve(import.meta.dirname, "..", "..");
+export const MIGRATIONS_DIR = path.join(projectRoot, "prisma", "migrations");
+export const SCHEMA_PATH = path.join(projectRoot, "prisma", "schema.prisma");
+
+type EngineModule = typeof import("@prisma/schema-engine-wasm/schema_engine_bg");
+type SchemaEngine = Awaited<ReturnType<EngineModule["SchemaEngine"]["new"]>>;
+type MigrationList = Parameters<SchemaEngine["applyMigrations"]>[0]["migrationsList"];
+
+let engineModule: Promise<EngineModule> | undefined;
+
+/** The package entry imports a .wasm file directly, which Node cannot; instantiate it by hand. */
+function loadEngineModule(): Promise<EngineModule> {
+  engineModule ??= (async () => {
+    const bindings: EngineModule = await import("@prisma/schema-engine-wasm/schema_engine_bg");
+    const entry = createRequire(import.meta.url).resolve("@prisma/schema-engine-wasm");
+    const bytes = await readFile(path.join(path.dirname(entry), "schema_engine_bg.wasm"));
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {
+      "./schema_engine_bg.js": bindings as unknown as WebAssembly.ModuleImports,
+    });
+    const exports = instance.exports as unknown as { __wbindgen_start(): void };
+    (bindings as unknown as { __wbg_set_wasm(w: unknown): void }).__wbg_set_wasm(exports);
+    exports.__wbindgen_start();
+    return bindings;
+  })();
+  return engineModule;
+}
+
+async function withEngine<T>(
+  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
+  run: (engine: SchemaEngine) => Promise<T>,
+): Promise<T> {
+  const { SchemaEngine } = await loadEngineModule();
+  const engine = await SchemaEngine.new(
+    { datamodels: undefined },
+    () => {},
+    bindMigrationAwareSqlAdapterFactory(adapterFactory),
+  );
+  try {
+    return await run(engine);
+  } finally {
+    engine.free();
+  }
+}
+
+export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationList> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const lockPath = path.join(dir, "migration_lock.toml");
+  return {
+    baseDir: dir,
+    lockfile: { path: "migration_lock.toml", content: await readFile(lockPath, "utf8").catch(() => null) },
+    shadowDbInitScript: "",
+    migrationDirectories: await Promise.all(
+      names.map(async (name) => ({
+        path: name,
+        migrationFile: {
+          path: "migration.sql",
+          content: { tag: "ok" as const, value: await readFile(path.join(dir, name, "migration.sql"), "utf8") },
+        },
+      })),
+    ),
+  };
+}
+
+const NO_FILTERS = { externalTables: [], externalEnums: [] };
+
+/** `prisma migrate deploy`: applies the migrations the database has not seen yet. */
+export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string[]> {
+  const migrationsList = await readMigrations();
+  const result = await withEngine(adapterFactory, (engine) =>
+    engine.applyMigrations({ migrationsList, filters: NO_FILTERS }),
+  );
+  return result.appliedMigrationNames;
+}
+
+/**
+ * The SQL that brings a database migrated to the latest migration in line with schema.prisma.
+ * The adapter's shadow database replays the existing migrations (PGlite: in memory).
+ */
+export async function pendingSchemaSql(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string> {
+  const migrationsList = await readMigrations();
+  const schema = await readFile(SCHEMA_PATH, "utf8");
+  const result = await withEngine(adapterFactory, (engine) =>
+    engine.diff({
+      from: { tag: "migrations", ...migrationsList },
+      to: { tag: "schemaDatamodel", files: [{ path: SCHEMA_PATH, content: schema }] },
+      script: true,
+      exitCode: null,
+      filters: NO_FILTERS,
+    }),
+  );
+  return result.stdout ?? "";
+}

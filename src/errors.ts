@@ -1,0 +1,47 @@
+/**
+ * The one domain error type. Services throw it; the REST layer turns it into a status and a JSON
+ * body, the GraphQL layer into `extensions.code`. Anything else that escapes is a bug (500).
+ */
+export type ErrorCode =
+  | "BAD_USER_INPUT"
+  | "UNAUTHENTICATED"
+  | "FORBIDDEN"
+  | "NOT_FOUND"
+  | "METHOD_NOT_ALLOWED"
+  | "PAYLOAD_TOO_LARGE"
+  | "RATE_LIMITED"
+  | "INTERNAL_SERVER_ERROR";
+
+const STATUS: Record<ErrorCode, number> = {
+  BAD_USER_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  INTERNAL_SERVER_ERROR: 500,
+};
+
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** extra keys for the REST body, after "error" (e.g. the Case API's xform_id) */
+  readonly extra: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, extra: Record<string, unknown> = {}) {
+    super(message);
+    this.name = "DomainError";
+    this.code = code;
+    this.status = STATUS[code];
+    this.extra = extra;
+  }
+}
+
+export const badInput = (message: string, extra?: Record<string, unknown>) =>
+  new DomainError("BAD_USER_INPUT", message, extra);
+export const notFound = (message: string) => new DomainError("NOT_FOUND", message);
+export const forbidden = (message = "You do not have permission to access this resource.") =>
+  new DomainError("FORBIDDEN", message);
+export const unauthenticated = (message = "Authentication credentials were not provided or are invalid.") =>
+  new DomainError("UNAUTHENTICATED", message);
