@@ -28,13 +28,21 @@ export class DomainError extends Error {
   readonly status: number;
   /** extra keys for the REST body, after "error" (e.g. the Case API's xform_id) */
   readonly extra: Record<string, unknown>;
+  /** response headers the error needs (WWW-Authenticate challenges, Allow, Retry-After) */
+  readonly headers: Record<string, string | string[]>;
 
-  constructor(code: ErrorCode, message: string, extra: Record<string, unknown> = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    extra: Record<string, unknown> = {},
+    headers: Record<string, string | string[]> = {},
+  ) {
     super(message);
     this.name = "DomainError";
     this.code = code;
     this.status = STATUS[code];
     this.extra = extra;
+    this.headers = headers;
   }
 }
 

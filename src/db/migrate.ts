@@ -22,15 +22,21 @@ type MigrationList = Parameters<SchemaEngine["applyMigrations"]>[0]["migrationsL
 
 let engineModule: Promise<EngineModule> | undefined;
 
+// Node has WebAssembly; the ES lib typings this project compiles against do not describe it.
+const { WebAssembly: Wasm } = globalThis as unknown as {
+  WebAssembly: {
+    Module: new (bytes: Uint8Array) => object;
+    Instance: new (module: object, imports: object) => { exports: object };
+  };
+};
+
 /** The package entry imports a .wasm file directly, which Node cannot; instantiate it by hand. */
 function loadEngineModule(): Promise<EngineModule> {
   engineModule ??= (async () => {
     const bindings: EngineModule = await import("@prisma/schema-engine-wasm/schema_engine_bg");
     const entry = createRequire(import.meta.url).resolve("@prisma/schema-engine-wasm");
     const bytes = await readFile(path.join(path.dirname(entry), "schema_engine_bg.wasm"));
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {
-      "./schema_engine_bg.js": bindings as unknown as WebAssembly.ModuleImports,
-    });
+    const instance = new Wasm.Instance(new Wasm.Module(bytes), { "./schema_engine_bg.js": bindings });
     const exports = instance.exports as unknown as { __wbindgen_start(): void };
     (bindings as unknown as { __wbg_set_wasm(w: unknown): void }).__wbg_set_wasm(exports);
     exports.__wbindgen_start();

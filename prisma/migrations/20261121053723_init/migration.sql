@@ -78,12 +78,20 @@ CREATE TABLE "oauth_tokens" (
 -- CreateTable
 CREATE TABLE "digest_nonces" (
     "nonce" TEXT NOT NULL,
-    "opaque" TEXT NOT NULL,
     "last_nc" INTEGER NOT NULL DEFAULT 0,
     "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "expires_at" TIMESTAMPTZ(6) NOT NULL,
 
     CONSTRAINT "digest_nonces_pkey" PRIMARY KEY ("nonce")
+);
+
+-- CreateTable
+CREATE TABLE "server_secrets" (
+    "name" TEXT NOT NULL,
+    "value" TEXT NOT NULL,
+    "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "server_secrets_pkey" PRIMARY KEY ("name")
 );
 
 -- CreateTable

@@ -1,0 +1,214 @@
+import type { Prisma } from "../db/client.ts";
+import { badInput, forbidden, notFound } from "../errors.ts";
+import { isUuid } from "../util/ids.ts";
+import { isPermission, type Permission, type Principal } from "../auth/principal.ts";
+import { OAUTH_GRANTS } from "../auth/oauth.ts";
+import { digestHa1, hashPassword, hashToken, newToken } from "../auth/secrets.ts";
+
+/** Domains, users, keys and OAuth clients: superuser-only administration (CONTRACT §6). */
+
+const DOMAIN_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const USERNAME = /^[\w.@+-]{1,150}$/;
+
+export interface NewUserInput {
+  username: string;
+  password: string;
+  domain?: string | null;
+  permissions?: string[] | null;
+  superuser?: boolean | null;
+}
+
+export interface NewOAuthClientInput {
+  name: string;
+  grants?: string[] | null;
+  /** the user a client_credentials token acts as */
+  username?: string | null;
+}
+
+export class AdminService {
+  constructor(
+    private readonly prisma: Prisma,
+    private readonly realm: string,
+  ) {}
+
+  private static requireSuperuser(principal: Principal) {
+    if (!principal.isSuperuser) throw forbidden("Only a superuser may do this.");
+  }
+
+  async createDomain(principal: Principal, name: string) {
+    AdminService.requireSuperuser(principal);
+    if (!DOMAIN_NAME.test(name)) {
+      throw badInput("Domain names are 1-63 characters: lowercase letters, digits and '-', not starting with '-'.");
+    }
+    const existing = await this.prisma.domain.findUnique({ where: { name } });
+    if (existing) throw badInput(`Domain '${name}' already exists`);
+    return this.prisma.domain.create({ data: { name } });
+  }
+
+  async listDomains(principal: Principal) {
+    AdminService.requireSuperuser(principal);
+    return this.prisma.domain.findMany({ orderBy: { name: "asc" } });
+  }
+
+  private async domainByName(name: string) {
+    const domain = await this.prisma.domain.findUnique({ where: { name } });
+    if (!domain) throw notFound(`Domain '${name}' not found`);
+    return domain;
+  }
+
+  private async userByName(username: string) {
+    const user = await this.prisma.user.findUnique({ where: { username } });
+    if (!user) throw notFound(`User '${username}' not found`);
+    return user;
+  }
+
+  private static permissions(names: string[]): Permission[] {
+    const unknown = names.filter((n) => !isPermission(n));
+    if (unknown.length) throw badInput(`Unknown permission(s): ${unknown.join(", ")}`);
+    return [...new Set(names as Permission[])];
+  }
+
+  /** The stored forms of a password: a slow hash for Basic/OAuth, an HA1 per Digest algorithm. */
+  private async passwordFields(username: string, password: string) {
+    return {
+      passwordHash: await hashPassword(password),
+      digestHa1Md5: digestHa1("MD5", username, this.realm, password),
+      digestHa1Sha256: digestHa1("SHA-256", username, this.realm, password),
+    };
+  }
+
+  /**
+   * Creates the user, or, when the username exists, sets its password: either way the user ends with
+   * the given password and, when a domain is named, exactly the given permissions in it.
+   */
+  async createUser(principal: Principal, input: NewUserInput) {
+    AdminService.requireSuperuser(principal);
+    if (!USERNAME.test(input.username)) {
+      throw badInput("Usernames are 1-150 characters: letters, digits and . @ + - _");
+    }
+    if (input.password.length < 1) throw badInput("A password is required.");
+    const permissions = AdminService.permissions(input.permissions ?? []);
+    const domain = input.domain ? await this.domainByName(input.domain) : null;
+    if (!domain && permissions.length) throw badInput("Permissions are granted in a domain: give 'domain'.");
+    const secrets = await this.passwordFields(input.username, input.password);
+    const isSuperuser = input.superuser ?? undefined;
+    return this.prisma.$transaction(async (tx) => {
+      const user = await tx.user.upsert({
+        where: { username: input.username },
+        create: { username: input.username, ...secrets, isSuperuser: isSuperuser ?? false },
+        update: { ...secrets, ...(isSuperuser === undefined ? {} : { isSuperuser }) },
+      });
+      if (domain) {
+        await tx.membership.upsert({
+          where: { userId_domainId: { userId: user.id, domainId: domain.id } },
+          create: { userId: user.id, domainId: domain.id, permissions },
+          update: { permissions },
+        });
+      }
+      return user;
+    });
+  }
+
+  /** Ensures a superuser with this password exists (BOOTSTRAP_ADMIN at start-up). */
+  async bootstrapSuperuser(username: string, password: string) {
+    const secrets = await this.passwordFields(username, password);
+    await this.prisma.user.upsert({
+      where: { username },
+      create: { username, ...secrets, isSuperuser: true },
+      update: { ...secrets, isSuperuser: true, isActive: true },
+    });
+  }
+
+  async setPermissions(principal: Principal, username: string, domainName: string, names: string[]) {
+    AdminService.requireSuperuser(principal);
+    const permissions = AdminService.permissions(names);
+    const [user, domain] = await Promise.all([this.userByName(username), this.domainByName(domainName)]);
+    return this.prisma.membership.upsert({
+      where: { userId_domainId: { userId: user.id, domainId: domain.id } },
+      create: { userId: user.id, domainId: domain.id, permissions },
+      update: { permissions },
+      include: { domain: true },
+    });
+  }
+
+  async removeMembership(principal: Principal, username: string, domainName: string) {
+    AdminService.requireSuperuser(principal);
+    const [user, domain] = await Promise.all([this.userByName(username), this.domainByName(domainName)]);
+    const { count } = await this.prisma.membership.deleteMany({ where: { userId: user.id, domainId: domain.id } });
+    return count > 0;
+  }
+
+  async setUserActive(principal: Principal, username: string, active: boolean) {
+    AdminService.requireSuperuser(principal);
+    await this.userByName(username);
+    return this.prisma.user.update({ where: { username }, data: { isActive: active } });
+  }
+
+  async listUsers(principal: Principal, domainName?: string | null) {
+    AdminService.requireSuperuser(principal);
+    const where = domainName ? { memberships: { some: { domainId: (await this.domainByName(domainName)).id } } } : {};
+    return this.prisma.user.findMany({ where, orderBy: { username: "asc" } });
+  }
+
+  async memberships(userId: string) {
+    return this.prisma.membership.findMany({ where: { userId }, include: { domain: true }, orderBy: { createdAt: "asc" } });
+  }
+
+  /** A new API key for the user; the key is returned here once and stored only as a hash. */
+  async createApiKey(principal: Principal, username: string, name = "") {
+    AdminService.requireSuperuser(principal);
+    const user = await this.userByName(username);
+    const key = newToken(30);
+    const row = await this.prisma.apiKey.create({
+      data: { userId: user.id, name, keyHash: hashToken(key), prefix: key.slice(0, 6) },
+      include: { user: true },
+    });
+    return { key, apiKey: row };
+  }
+
+  async listApiKeys(principal: Principal, username: string) {
+    AdminService.requireSuperuser(principal);
+    const user = await this.userByName(username);
+    return this.prisma.apiKey.findMany({ where: { userId: user.id }, include: { user: true }, orderBy: { createdAt: "asc" } });
+  }
+
+  async revokeApiKey(principal: Principal, id: string) {
+    AdminService.requireSuperuser(principal);
+    const key = isUuid(id) ? await this.prisma.apiKey.findUnique({ where: { id } }) : null;
+    if (!key) throw notFound(`API key '${id}' not found`);
+    return this.prisma.apiKey.update({
+      where: { id: key.id },
+      data: { revokedAt: key.revokedAt ?? new Date() },
+      include: { user: true },
+    });
+  }
+
+  /** A new OAuth client; its secret is returned here once and stored only as a hash. */
+  async createOAuthClient(principal: Principal, input: NewOAuthClientInput) {
+    AdminService.requireSuperuser(principal);
+    const grants = input.grants?.length ? [...new Set(input.grants)] : ["password", "refresh_token"];
+    const unknown = grants.filter((g) => !(OAUTH_GRANTS as readonly string[]).includes(g));
+    if (unknown.length) throw badInput(`Unsupported grant type(s): ${unknown.join(", ")}`);
+    const user = input.username ? await this.userByName(input.username) : null;
+    if (grants.includes("client_credentials") && !user) {
+      throw badInput("A client_credentials client acts as a user: give 'username'.");
+    }
+    const clientId = newToken(18);
+    const clientSecret = newToken(32);
+    const client = await this.prisma.oAuthClient.create({
+      data: { clientId, secretHash: hashToken(clientSecret), name: input.name, grants, userId: user?.id ?? null },
+    });
+    return { client, clientSecret };
+  }
+
+  /** Revokes every OAuth token of a user at once (access and refresh). */
+  async revokeOAuthTokens(principal: Principal, username: string) {
+    AdminService.requireSuperuser(principal);
+    const user = await this.userByName(username);
+    const { count } = await this.prisma.oAuthToken.updateMany({
+      where: { userId: user.id, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
+    return count;
+  }
+}

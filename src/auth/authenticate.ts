@@ -1,0 +1,114 @@
+import { BASIC } from "http-auth-utils";
+import type { Prisma } from "../db/client.ts";
+import { DomainError } from "../errors.ts";
+import { DigestAuth } from "./digest.ts";
+import { OAuthService } from "./oauth.ts";
+import type { Principal } from "./principal.ts";
+import { hashToken, safeEqual, verifyPassword } from "./secrets.ts";
+
+/** What authentication needs of a request, whichever transport carried it. */
+export interface Credentials {
+  authorization: string | undefined;
+  method: string;
+  /** the request-target as sent (path and query), which a Digest response signs */
+  uri: string;
+}
+
+/**
+ * Checks the four schemes of CONTRACT §1 and yields a Principal, or throws a 401 DomainError whose
+ * `challenges` go out as WWW-Authenticate headers.
+ */
+export class Authenticator {
+  constructor(
+    private readonly prisma: Prisma,
+    private readonly realm: string,
+    private readonly digest: DigestAuth,
+    private readonly oauth: OAuthService,
+  ) {}
+
+  challenges(stale = false): string[] {
+    return [
+      `Basic realm="${this.realm}", charset="UTF-8"`,
+      ...this.digest.challenges(stale),
+      `Bearer realm="${this.realm}", scope="access_apis"`,
+    ];
+  }
+
+  async authenticate(credentials: Credentials): Promise<Principal> {
+    const header = credentials.authorization?.trim();
+    if (!header) throw this.refuse("Authentication credentials were not provided.");
+    const space = header.indexOf(" ");
+    const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
+    const rest = space < 0 ? "" : header.slice(space + 1).trim();
+    switch (scheme) {
+      case "apikey":
+        return this.apiKey(rest);
+      case "basic":
+        return this.basic(rest);
+      case "digest":
+        return this.digestAuth(rest, credentials);
+      case "bearer":
+        return this.bearer(rest);
+      default:
+        throw this.refuse("Unsupported authorization scheme.");
+    }
+  }
+
+  refuse(message = "Invalid credentials.", stale = false): DomainError {
+    return new DomainError("UNAUTHENTICATED", message, {}, { "WWW-Authenticate": this.challenges(stale) });
+  }
+
+  private async activeUser(where: { username: string } | { id: string }) {
+    const user = await this.prisma.user.findUnique({ where });
+    return user?.isActive ? user : null;
+  }
+
+  private principal(
+    user: { id: string; username: string; isSuperuser: boolean },
+    scheme: Principal["scheme"],
+  ): Principal {
+    return { userId: user.id, username: user.username, isSuperuser: user.isSuperuser, scheme };
+  }
+
+  /** `ApiKey username:key`; the key is looked up by its hash and must belong to that user. */
+  private async apiKey(rest: string): Promise<Principal> {
+    const colon = rest.lastIndexOf(":");
+    if (colon <= 0) throw this.refuse("Malformed ApiKey credentials: expected 'ApiKey username:key'.");
+    const username = rest.slice(0, colon);
+    const key = rest.slice(colon + 1);
+    const row = await this.prisma.apiKey.findUnique({ where: { keyHash: hashToken(key) }, include: { user: true } });
+    if (!row || row.revokedAt || !row.user.isActive || !safeEqual(row.user.username, username)) {
+      throw this.refuse();
+    }
+    return this.principal(row.user, "apikey");
+  }
+
+  private async basic(rest: string): Promise<Principal> {
+    let username: string;
+    let password: string;
+    try {
+      ({ username, password } = BASIC.parseAuthorizationRest(rest));
+    } catch {
+      throw this.refuse("Malformed Basic credentials.");
+    }
+    const user = await this.activeUser({ username });
+    if (!user || !(await verifyPassword(password, user.passwordHash))) throw this.refuse();
+    return this.principal(user, "basic");
+  }
+
+  private async digestAuth(rest: string, credentials: Credentials): Promise<Principal> {
+    const username = this.digest.claimedUsername(rest);
+    const user = username ? await this.activeUser({ username }) : null;
+    const outcome = await this.digest.verify(rest, credentials.method, credentials.uri, user);
+    if (outcome.ok && user) return this.principal(user, "digest");
+    const stale = !outcome.ok && outcome.stale;
+    throw this.refuse(stale ? "Stale nonce: retry with the new challenge." : undefined, stale);
+  }
+
+  private async bearer(rest: string): Promise<Principal> {
+    const tokenUser = rest ? await this.oauth.principalForAccessToken(rest) : null;
+    const user = tokenUser ? await this.activeUser({ id: tokenUser.id }) : null;
+    if (!user) throw this.refuse("Invalid or expired token.");
+    return this.principal(user, "bearer");
+  }
+}

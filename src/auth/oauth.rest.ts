@@ -1,0 +1,18 @@
+import express, { type Router } from "express";
+import { handler, route } from "../rest/middleware.ts";
+import { restErrorHandler } from "../rest/errors.ts";
+import type { OAuthService } from "./oauth.ts";
+
+/** `POST /oauth/token` (RFC 6749 §3.2): form-encoded, client authenticated by Basic or body. */
+export function oauthRouter(oauth: OAuthService, bodyLimitBytes: number): Router {
+  const router = express.Router();
+  router.use(express.urlencoded({ extended: false, limit: bodyLimitBytes }));
+  route(router, "/oauth/token", {
+    POST: handler(async (req, res) => {
+      const result = await oauth.token({ method: req.method, headers: req.headers, query: req.query, body: req.body });
+      res.status(result.status).set(result.headers).json(result.body);
+    }),
+  });
+  router.use("/oauth", restErrorHandler("plain"));
+  return router;
+}

@@ -1,0 +1,171 @@
+import OAuth2Server from "@node-oauth/oauth2-server";
+import type { Prisma } from "../db/client.ts";
+import { hashToken, safeEqual, verifyPassword } from "./secrets.ts";
+
+/**
+ * OAuth 2.0 token endpoint (RFC 6749: password, refresh_token and client_credentials grants),
+ * protocol by @node-oauth/oauth2-server; this file is its storage model. Tokens are stored only
+ * as hashes; a refresh rotates the pair and revokes the old one.
+ */
+
+export const OAUTH_SCOPE = "access_apis";
+export const OAUTH_GRANTS = ["password", "refresh_token", "client_credentials"] as const;
+
+interface ClientRecord extends OAuth2Server.Client {
+  id: string;
+  userId: string | null;
+}
+
+interface Lifetimes {
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+}
+
+function oauthModel(prisma: Prisma, lifetimes: Lifetimes) {
+  const toClient = (row: { id: string; grants: string[]; userId: string | null }): ClientRecord => ({
+    id: row.id,
+    grants: row.grants,
+    userId: row.userId,
+    accessTokenLifetime: lifetimes.accessTokenTtlSeconds,
+    refreshTokenLifetime: lifetimes.refreshTokenTtlSeconds,
+  });
+
+  const tokenRow = (where: { accessTokenHash: string } | { refreshTokenHash: string }) =>
+    prisma.oAuthToken.findUnique({ where, include: { client: true, user: true } });
+
+  return {
+    async getClient(clientId: string, clientSecret: string | null) {
+      const row = await prisma.oAuthClient.findUnique({ where: { clientId } });
+      if (!row || row.revokedAt) return false;
+      if (clientSecret !== null && clientSecret !== undefined && !safeEqual(hashToken(clientSecret), row.secretHash)) {
+        return false;
+      }
+      return toClient(row);
+    },
+
+    async getUser(username: string, password: string) {
+      const user = await prisma.user.findUnique({ where: { username } });
+      if (!user || !user.isActive || !(await verifyPassword(password, user.passwordHash))) return false;
+      return { id: user.id, username: user.username };
+    },
+
+    async getUserFromClient(client: ClientRecord) {
+      if (!client.userId) return false;
+      const user = await prisma.user.findUnique({ where: { id: client.userId } });
+      return user && user.isActive ? { id: user.id, username: user.username } : false;
+    },
+
+    async validateScope(_user: unknown, _client: unknown, scope?: string[]) {
+      if (!scope || scope.length === 0) return [OAUTH_SCOPE];
+      return scope.every((s) => s === OAUTH_SCOPE) ? scope : false;
+    },
+
+    async saveToken(token: OAuth2Server.Token, client: ClientRecord, user: OAuth2Server.User) {
+      await prisma.oAuthToken.create({
+        data: {
+          accessTokenHash: hashToken(token.accessToken),
+          accessTokenExpiresAt: token.accessTokenExpiresAt!,
+          refreshTokenHash: token.refreshToken ? hashToken(token.refreshToken) : null,
+          refreshTokenExpiresAt: token.refreshTokenExpiresAt ?? null,
+          scope: token.scope ?? [OAUTH_SCOPE],
+          clientId: client.id,
+          userId: user.id,
+        },
+      });
+      return { ...token, client, user };
+    },
+
+    async getAccessToken(accessToken: string) {
+      const row = await tokenRow({ accessTokenHash: hashToken(accessToken) });
+      if (!row || row.revokedAt) return false;
+      return {
+        accessToken,
+        accessTokenExpiresAt: row.accessTokenExpiresAt,
+        scope: row.scope,
+        client: toClient(row.client),
+        user: { id: row.user.id, username: row.user.username },
+      };
+    },
+
+    async getRefreshToken(refreshToken: string) {
+      const row = await tokenRow({ refreshTokenHash: hashToken(refreshToken) });
+      if (!row || row.revokedAt || row.client.revokedAt || !row.user.isActive) return false;
+      return {
+        refreshToken,
+        refreshTokenExpiresAt: row.refreshTokenExpiresAt ?? undefined,
+        scope: row.scope,
+        client: toClient(row.client),
+        user: { id: row.user.id, username: row.user.username },
+      };
+    },
+
+    async revokeToken(token: OAuth2Server.RefreshToken) {
+      const { count } = await prisma.oAuthToken.updateMany({
+        where: { refreshTokenHash: hashToken(token.refreshToken), revokedAt: null },
+        data: { revokedAt: new Date() },
+      });
+      return count === 1;
+    },
+  };
+}
+
+export interface TokenRequest {
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  query: Record<string, unknown>;
+  body: unknown;
+}
+
+export interface TokenResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+export class OAuthService {
+  private readonly model: ReturnType<typeof oauthModel>;
+  private readonly server: OAuth2Server;
+
+  constructor(prisma: Prisma, lifetimes: Lifetimes) {
+    this.model = oauthModel(prisma, lifetimes);
+    this.server = new OAuth2Server({
+      model: this.model,
+      accessTokenLifetime: lifetimes.accessTokenTtlSeconds,
+      refreshTokenLifetime: lifetimes.refreshTokenTtlSeconds,
+      alwaysIssueNewRefreshToken: true,
+    });
+  }
+
+  /** Runs the token endpoint; errors come back in RFC 6749 §5.2 form, never thrown. */
+  async token(input: TokenRequest): Promise<TokenResponse> {
+    const request = new OAuth2Server.Request({
+      method: input.method,
+      headers: input.headers as Record<string, string>,
+      query: input.query as Record<string, string>,
+      body: input.body ?? {},
+    });
+    const response = new OAuth2Server.Response({ headers: {} });
+    try {
+      await this.server.token(request, response);
+      return { status: 200, headers: { "Cache-Control": "no-store", Pragma: "no-cache" }, body: response.body };
+    } catch (error) {
+      if (error instanceof OAuth2Server.OAuthError) {
+        const headers: Record<string, string> = { "Cache-Control": "no-store" };
+        if (error.code === 401) headers["WWW-Authenticate"] = 'Basic realm="oauth"';
+        // The library reports its own server failures as 503/500: those are ours to surface as bugs.
+        if (error.code >= 500) throw error;
+        return { status: error.code, headers, body: { error: error.name, error_description: error.message } };
+      }
+      throw error;
+    }
+  }
+
+  /** The user an access token acts for, when it is live and carries the API scope. */
+  async principalForAccessToken(accessToken: string): Promise<{ id: string; username: string } | null> {
+    const token = await this.model.getAccessToken(accessToken);
+    if (!token) return null;
+    if (!token.accessTokenExpiresAt || token.accessTokenExpiresAt.getTime() <= Date.now()) return null;
+    if (!token.scope?.includes(OAUTH_SCOPE)) return null;
+    return token.user as { id: string; username: string };
+  }
+}

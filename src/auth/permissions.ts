@@ -1,0 +1,54 @@
+import type { Prisma } from "../db/client.ts";
+import { DomainError, forbidden } from "../errors.ts";
+import type { Permission, Principal } from "./principal.ts";
+
+/**
+ * What an operation needs (CONTRACT §1): every permission in `all`, and at least one of `anyOf`.
+ * Reading cases needs access_api and view_data or edit_data; editing needs access_api and edit_data.
+ */
+export interface Requirement {
+  all: Permission[];
+  anyOf?: Permission[];
+}
+
+export const ACCESS = {
+  caseRead: { all: ["access_api"], anyOf: ["view_data", "edit_data"] },
+  caseWrite: { all: ["access_api", "edit_data"] },
+  locationRead: { all: ["access_api"], anyOf: ["view_locations", "edit_locations"] },
+  locationWrite: { all: ["access_api", "edit_locations"] },
+  apps: { all: ["edit_apps"] },
+} satisfies Record<string, Requirement>;
+
+export type Access = keyof typeof ACCESS;
+
+export interface DomainRef {
+  id: string;
+  name: string;
+}
+
+export function satisfies(granted: readonly string[], requirement: Requirement): boolean {
+  return (
+    requirement.all.every((p) => granted.includes(p)) &&
+    (!requirement.anyOf || requirement.anyOf.some((p) => granted.includes(p)))
+  );
+}
+
+/**
+ * The domain the principal may act in for `access`, or the error to answer. An unknown domain is
+ * a 404 only for a superuser: anyone else gets the same 403 as for a domain they are not in, so
+ * that domain names cannot be probed.
+ */
+export async function authorize(prisma: Prisma, principal: Principal, domainName: string, access: Access): Promise<DomainRef> {
+  const domain = await prisma.domain.findUnique({
+    where: { name: domainName },
+    select: { id: true, name: true, memberships: { where: { userId: principal.userId }, select: { permissions: true } } },
+  });
+  if (principal.isSuperuser) {
+    if (!domain) throw new DomainError("NOT_FOUND", `Domain '${domainName}' not found`);
+    return { id: domain.id, name: domain.name };
+  }
+  const membership = domain?.memberships[0];
+  if (!domain || !membership) throw forbidden(`You are not a member of the domain '${domainName}'.`);
+  if (!satisfies(membership.permissions, ACCESS[access])) throw forbidden("You do not have permission to do this.");
+  return { id: domain.id, name: domain.name };
+}

@@ -1,0 +1,63 @@
+import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from "express";
+import type { Principal } from "../auth/principal.ts";
+import { authorize, type Access, type DomainRef } from "../auth/permissions.ts";
+import type { Authenticator } from "../auth/authenticate.ts";
+import type { Prisma } from "../db/client.ts";
+import { DomainError } from "../errors.ts";
+
+/** What the REST middleware leaves for the handlers. */
+export interface RestLocals {
+  principal: Principal;
+  domain: DomainRef;
+}
+
+export function locals(res: Response): RestLocals {
+  return res.locals as RestLocals;
+}
+
+type AsyncHandler = (req: Request, res: Response, next: NextFunction) => Promise<unknown>;
+
+/** Express 5 forwards rejected promises to the error handler; this only narrows the type. */
+export const handler = (fn: AsyncHandler): RequestHandler => (req, res, next) => fn(req, res, next);
+
+export function authenticate(authenticator: Authenticator): RequestHandler {
+  return handler(async (req, res, next) => {
+    res.locals.principal = await authenticator.authenticate({
+      authorization: req.headers.authorization,
+      method: req.method,
+      uri: req.originalUrl,
+    });
+    next();
+  });
+}
+
+/** Authorises `:domain` for the operation; the handlers then find the domain in res.locals. */
+export function authorizeDomain(prisma: Prisma, access: Access | ((req: Request) => Access)): RequestHandler {
+  return handler(async (req, res, next) => {
+    const needed = typeof access === "function" ? access(req) : access;
+    res.locals.domain = await authorize(prisma, locals(res).principal, String(req.params.domain), needed);
+    next();
+  });
+}
+
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/**
+ * Registers the handlers of one path and answers any other method with 405 and `Allow`
+ * (HEAD is served by GET, as Express does).
+ */
+export function route(router: Router, path: string, handlers: Partial<Record<Method, RequestHandler>>): void {
+  const allowed = Object.keys(handlers) as Method[];
+  const allow = [...allowed, ...(allowed.includes("GET") ? ["HEAD"] : [])].join(", ");
+  const chain = router.route(path);
+  for (const method of allowed) chain[method.toLowerCase() as Lowercase<Method>](handlers[method]!);
+  chain.all((req, _res, next) => {
+    if (req.method === "OPTIONS") return next();
+    next(new DomainError("METHOD_NOT_ALLOWED", `Method '${req.method}' not allowed.`, {}, { Allow: allow }));
+  });
+}
+
+/** JSON bodies whatever their Content-Type: legacy clients do not always send one. */
+export function jsonBody(limitBytes: number): RequestHandler {
+  return express.json({ limit: limitBytes, type: () => true, strict: false });
+}

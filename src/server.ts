@@ -1,0 +1,101 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import express, { type Express, type Request, type Router } from "express";
+import { oauthRouter } from "./auth/oauth.rest.ts";
+import type { Access } from "./auth/permissions.ts";
+import { DomainError } from "./errors.ts";
+import { buildGatewaySchema } from "./graphql/schema.ts";
+import { createGraphQLEndpoint, type GraphQLEndpoint } from "./graphql/server.ts";
+import { locationTypeRouter } from "./locations/location-type.rest.ts";
+import { restErrorHandler, sendError, type ErrorShape } from "./rest/errors.ts";
+import { authenticate, authorizeDomain } from "./rest/middleware.ts";
+import type { Services } from "./services.ts";
+
+/**
+ * One REST family of CONTRACT §2–4 under /a/{domain}/…: authentication, the domain check for the
+ * operation, the feature's routes, then JSON 404s and errors in the family's body shape.
+ */
+interface Family {
+  path: string;
+  access: Access | ((req: Request) => Access);
+  shape: ErrorShape;
+  routes: Router[];
+}
+
+function mountFamily(app: Express, services: Services, family: Family): void {
+  const router = express.Router({ mergeParams: true });
+  router.use(authenticate(services.authenticator), authorizeDomain(services.prisma, family.access));
+  for (const routes of family.routes) router.use(routes);
+  router.use((req, res) => sendError(res, new DomainError("NOT_FOUND", `Not found: ${req.originalUrl.split("?")[0]}`), family.shape));
+  router.use(restErrorHandler(family.shape));
+  app.use(family.path, router);
+}
+
+const readsOr = (write: Access, read: Access) => (req: Request) =>
+  req.method === "GET" || req.method === "HEAD" ? read : write;
+
+export interface HttpServer {
+  app: Express;
+  httpServer: Server;
+  listen(port: number, host: string): Promise<string>;
+  /** stops accepting connections, lets in-flight requests finish, closes subscriptions */
+  close(): Promise<void>;
+}
+
+export async function buildServer(services: Services): Promise<HttpServer> {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  const httpServer = createServer(app);
+
+  const schema = await buildGatewaySchema(services.pubsub);
+  const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer);
+
+  app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
+  app.use(graphql.router);
+  mountFamily(app, services, {
+    path: "/a/:domain/api/case/v2",
+    access: readsOr("caseWrite", "caseRead"),
+    shape: "plain",
+    routes: [],
+  });
+  mountFamily(app, services, {
+    path: "/a/:domain/api/location/v2",
+    access: readsOr("locationWrite", "locationRead"),
+    shape: "plain",
+    routes: [],
+  });
+  mountFamily(app, services, {
+    path: "/a/:domain/api/location_type/v1",
+    access: "locationRead",
+    shape: "plain",
+    routes: [locationTypeRouter(services)],
+  });
+  mountFamily(app, services, { path: "/a/:domain/apps/api", access: "apps", shape: "apps", routes: [] });
+
+  app.use((req, res) => sendError(res, new DomainError("NOT_FOUND", `Not found: ${req.originalUrl.split("?")[0]}`)));
+  app.use(restErrorHandler("plain"));
+
+  return {
+    app,
+    httpServer,
+    listen(port, host) {
+      return new Promise((resolve, reject) => {
+        httpServer.once("error", reject);
+        httpServer.listen(port, host, () => {
+          const address = httpServer.address() as AddressInfo;
+          const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+          resolve(`http://${shownHost}:${address.port}`);
+        });
+      });
+    },
+    async close() {
+      await graphql.dispose();
+      await new Promise<void>((resolve) => {
+        if (!httpServer.listening) return resolve();
+        httpServer.close(() => resolve());
+        httpServer.closeIdleConnections();
+      });
+    },
+  };
+}
