@@ -17,7 +17,7 @@ export class MembershipType {
   @Field(() => String)
   domain!: string;
 
-  @Field(() => [String], { description: "permission names of CONTRACT §1" })
+  @Field(() => [String], { description: "access_api, view_data, edit_data, view_locations, edit_locations, edit_apps" })
   permissions!: string[];
 }
 
@@ -107,7 +107,7 @@ export class CreateUserInput {
   @Field(() => String, { nullable: true, description: "the domain to grant `permissions` in" })
   domain?: string | null;
 
-  @Field(() => [String], { nullable: true, description: "lowercase permission names of CONTRACT §1" })
+  @Field(() => [String], { nullable: true, description: "access_api, view_data, edit_data, view_locations, edit_locations, edit_apps" })
   permissions?: string[] | null;
 
   @Field(() => Boolean, { nullable: true })

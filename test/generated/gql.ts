@@ -1,0 +1,94 @@
+/* eslint-disable */
+import * as types from './graphql.js';
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+
+/**
+ * Map of all GraphQL operations in the project.
+ *
+ * This map has several performance disadvantages:
+ * 1. It is not tree-shakeable, so it will include all operations in the project.
+ * 2. It is not minifiable, so the string of a GraphQL query will be multiple times inside the bundle.
+ * 3. It does not support dead code elimination, so it will add unused operations.
+ *
+ * Therefore it is highly recommended to use the babel or swc plugin for production.
+ * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
+ */
+type Documents = {
+    "\n  mutation CreateDomain($name: String!) {\n    createDomain(name: $name) { id name }\n  }\n": typeof types.CreateDomainDocument,
+    "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) { id username isSuperuser memberships { domain permissions } }\n  }\n": typeof types.CreateUserDocument,
+    "\n  mutation CreateApiKey($username: String!) {\n    createApiKey(username: $username) { key apiKey { id prefix username revokedAt } }\n  }\n": typeof types.CreateApiKeyDocument,
+    "\n  mutation RevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id revokedAt }\n  }\n": typeof types.RevokeApiKeyDocument,
+    "\n  mutation SetPermissions($username: String!, $domain: String!, $permissions: [String!]!) {\n    setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }\n  }\n": typeof types.SetPermissionsDocument,
+    "\n  mutation CreateLocationType($domain: String!, $input: LocationTypeInput!) {\n    createLocationType(domain: $domain, input: $input) { code name parentCode domain }\n  }\n": typeof types.CreateLocationTypeDocument,
+    "\n  mutation CreateOAuthClient($input: CreateOAuthClientInput!) {\n    createOAuthClient(input: $input) { clientId clientSecret client { name grants } }\n  }\n": typeof types.CreateOAuthClientDocument,
+    "\n  query Listing($username: String!, $domain: String) {\n    domains { name }\n    users(domain: $domain) { username }\n    apiKeys(username: $username) { prefix revokedAt }\n  }\n": typeof types.ListingDocument,
+    "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n": typeof types.MeDocument,
+};
+const documents: Documents = {
+    "\n  mutation CreateDomain($name: String!) {\n    createDomain(name: $name) { id name }\n  }\n": types.CreateDomainDocument,
+    "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) { id username isSuperuser memberships { domain permissions } }\n  }\n": types.CreateUserDocument,
+    "\n  mutation CreateApiKey($username: String!) {\n    createApiKey(username: $username) { key apiKey { id prefix username revokedAt } }\n  }\n": types.CreateApiKeyDocument,
+    "\n  mutation RevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id revokedAt }\n  }\n": types.RevokeApiKeyDocument,
+    "\n  mutation SetPermissions($username: String!, $domain: String!, $permissions: [String!]!) {\n    setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }\n  }\n": types.SetPermissionsDocument,
+    "\n  mutation CreateLocationType($domain: String!, $input: LocationTypeInput!) {\n    createLocationType(domain: $domain, input: $input) { code name parentCode domain }\n  }\n": types.CreateLocationTypeDocument,
+    "\n  mutation CreateOAuthClient($input: CreateOAuthClientInput!) {\n    createOAuthClient(input: $input) { clientId clientSecret client { name grants } }\n  }\n": types.CreateOAuthClientDocument,
+    "\n  query Listing($username: String!, $domain: String) {\n    domains { name }\n    users(domain: $domain) { username }\n    apiKeys(username: $username) { prefix revokedAt }\n  }\n": types.ListingDocument,
+    "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n": types.MeDocument,
+};
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ *
+ *
+ * @example
+ * ```ts
+ * const query = graphql(`query GetUser($id: ID!) { user(id: $id) { name } }`);
+ * ```
+ *
+ * The query argument is unknown!
+ * Please regenerate the types.
+ */
+export function graphql(source: string): unknown;
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateDomain($name: String!) {\n    createDomain(name: $name) { id name }\n  }\n"): (typeof documents)["\n  mutation CreateDomain($name: String!) {\n    createDomain(name: $name) { id name }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) { id username isSuperuser memberships { domain permissions } }\n  }\n"): (typeof documents)["\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) { id username isSuperuser memberships { domain permissions } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateApiKey($username: String!) {\n    createApiKey(username: $username) { key apiKey { id prefix username revokedAt } }\n  }\n"): (typeof documents)["\n  mutation CreateApiKey($username: String!) {\n    createApiKey(username: $username) { key apiKey { id prefix username revokedAt } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id revokedAt }\n  }\n"): (typeof documents)["\n  mutation RevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id revokedAt }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SetPermissions($username: String!, $domain: String!, $permissions: [String!]!) {\n    setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }\n  }\n"): (typeof documents)["\n  mutation SetPermissions($username: String!, $domain: String!, $permissions: [String!]!) {\n    setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateLocationType($domain: String!, $input: LocationTypeInput!) {\n    createLocationType(domain: $domain, input: $input) { code name parentCode domain }\n  }\n"): (typeof documents)["\n  mutation CreateLocationType($domain: String!, $input: LocationTypeInput!) {\n    createLocationType(domain: $domain, input: $input) { code name parentCode domain }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateOAuthClient($input: CreateOAuthClientInput!) {\n    createOAuthClient(input: $input) { clientId clientSecret client { name grants } }\n  }\n"): (typeof documents)["\n  mutation CreateOAuthClient($input: CreateOAuthClientInput!) {\n    createOAuthClient(input: $input) { clientId clientSecret client { name grants } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Listing($username: String!, $domain: String) {\n    domains { name }\n    users(domain: $domain) { username }\n    apiKeys(username: $username) { prefix revokedAt }\n  }\n"): (typeof documents)["\n  query Listing($username: String!, $domain: String) {\n    domains { name }\n    users(domain: $domain) { username }\n    apiKeys(username: $username) { prefix revokedAt }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n"): (typeof documents)["\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n"];
+
+export function graphql(source: string) {
+  return (documents as any)[source] ?? {};
+}
+
+export type DocumentType<TDocumentNode extends DocumentNode<any, any>> = TDocumentNode extends DocumentNode<  infer TType,  any>  ? TType  : never;

@@ -1,0 +1,85 @@
+import request from "supertest";
+import type { Principal } from "../../src/auth/principal.ts";
+import { loadConfig, type Config } from "../../src/config.ts";
+import type { Database } from "../../src/db/client.ts";
+import { buildServer, type HttpServer } from "../../src/server.ts";
+import { createServices, type Services } from "../../src/services.ts";
+import { freshDatabase } from "./db.ts";
+
+/** The whole app over a fresh database, for one test; `close()` tears both down. */
+export interface TestApp {
+  db: Database;
+  services: Services;
+  server: HttpServer;
+  /** supertest against the express app (no port needed) */
+  http: () => ReturnType<typeof request>;
+  /** a superuser principal, for arranging data through the services */
+  root: Principal;
+  close(): Promise<void>;
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({ LOG_LEVEL: "silent", DATA_DIR: "/nonexistent" }), ...overrides };
+}
+
+export async function build(overrides: Partial<Config> = {}): Promise<TestApp> {
+  const db = await freshDatabase();
+  const services = await createServices(db, testConfig(overrides));
+  const server = await buildServer(services);
+  const rootUser = await db.prisma.user.create({
+    data: { username: "root", passwordHash: "!", digestHa1Md5: "!", digestHa1Sha256: "!", isSuperuser: true },
+  });
+  return {
+    db,
+    services,
+    server,
+    http: () => request(server.app),
+    root: { userId: rootUser.id, username: rootUser.username, isSuperuser: true, scheme: "apikey" },
+    async close() {
+      await server.close();
+      await db.close();
+    },
+  };
+}
+
+export interface TestUser {
+  username: string;
+  password: string;
+  apiKey: string;
+  /** `ApiKey username:key` */
+  authorization: string;
+}
+
+/** A domain member with the given permissions, and an API key for them. */
+export async function createUser(
+  app: TestApp,
+  options: { username?: string; password?: string; domain?: string; permissions?: string[]; superuser?: boolean } = {},
+): Promise<TestUser> {
+  const username = options.username ?? `user${Math.random().toString(36).slice(2, 10)}`;
+  const password = options.password ?? `pw-${Math.random().toString(36).slice(2)}`;
+  await app.services.admin.createUser(app.root, {
+    username,
+    password,
+    domain: options.domain,
+    permissions: options.permissions,
+    superuser: options.superuser,
+  });
+  const { key } = await app.services.admin.createApiKey(app.root, username);
+  return { username, password, apiKey: key, authorization: `ApiKey ${username}:${key}` };
+}
+
+export async function createDomain(app: TestApp, name: string): Promise<void> {
+  await app.services.admin.createDomain(app.root, name);
+}
+
+export function basic(username: string, password: string): string {
+  return `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+}
+
+/** Every value of a repeated response header, as sent (Node joins them with ", " otherwise). */
+export function headerValues(res: { res: { rawHeaders: string[] } }, name: string): string[] {
+  const raw = res.res.rawHeaders;
+  const values: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === name.toLowerCase()) values.push(raw[i + 1]);
+  return values;
+}

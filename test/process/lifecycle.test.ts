@@ -1,0 +1,61 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { usingPostgres } from "../helpers/db.ts";
+import { startServer, type ServerProcess } from "../helpers/process.ts";
+
+/** CONTRACT §0 Running: the real process on the embedded database. */
+
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+const ADMIN = basic("admin", "admin-pass");
+
+async function graphql(url: string, query: string) {
+  const res = await fetch(`${url}/graphql`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: ADMIN },
+    body: JSON.stringify({ query }),
+  });
+  return { status: res.status, body: (await res.json()) as { data?: Record<string, unknown>; errors?: unknown[] } };
+}
+
+describe.skipIf(usingPostgres())("server process on the embedded database", () => {
+  let dataDir: string;
+  let server: ServerProcess | undefined;
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), "gateway-data-"));
+  });
+  afterEach(async () => {
+    await server?.stop("SIGKILL");
+    server = undefined;
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("prints one ready line with its URL, answers 401 JSON, and exits 0 on SIGTERM", async () => {
+    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" });
+    const lines = server.output().trim().split("\n").filter((l) => l.includes("listening on"));
+    expect(lines).toHaveLength(1);
+    const res = await fetch(`${server.url}/a/demo/api/case/v2/`);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error: expect.any(String) });
+    const code = await server.stop("SIGTERM");
+    server = undefined;
+    expect(code).toBe(0);
+  });
+
+  it("keeps data across a restart, and BOOTSTRAP_ADMIN resets the admin password", async () => {
+    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" });
+    const created = await graphql(server.url, 'mutation { createDomain(name: "kept") { name } }');
+    expect(created.body.data).toEqual({ createDomain: { name: "kept" } });
+    expect(await server.stop("SIGINT")).toBe(0);
+
+    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" });
+    const listed = await graphql(server.url, "{ domains { name } }");
+    expect(listed.body.data).toEqual({ domains: [{ name: "kept" }] });
+  });
+
+  it("refuses to start with a malformed setting, saying which", async () => {
+    await expect(startServer({ DATA_DIR: dataDir, PORT: "not-a-port" }, 30_000)).rejects.toThrow(/PORT must be an integer/);
+  });
+});

@@ -1,0 +1,66 @@
+import { randomUUID } from "node:crypto";
+import { writeFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
+import type { TestProject } from "vitest/node";
+import { pgliteDatabase, postgresDatabase } from "../../src/db/client.ts";
+import { applyMigrations } from "../../src/db/migrate.ts";
+
+/**
+ * Migrates one template database per test run; each test then gets a copy of it
+ * (PGlite: a clone of the dumped data dir; PostgreSQL: CREATE DATABASE … TEMPLATE).
+ * TEST_DATABASE_URL (a PostgreSQL server URL) selects PostgreSQL; otherwise PGlite.
+ */
+declare module "vitest" {
+  export interface ProvidedContext {
+    pgliteTemplate: string;
+    postgresServer: string;
+    postgresTemplate: string;
+  }
+}
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+export default async function setup(project: TestProject) {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (serverUrl) {
+    const template = `tmpl_${randomUUID().replace(/-/g, "").slice(0, 12)}`;
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${template}`);
+    const db = postgresDatabase(withDatabase(serverUrl, template), 2);
+    await applyMigrations(db.adapterFactory);
+    await db.close();
+    project.provide("postgresServer", serverUrl);
+    project.provide("postgresTemplate", template);
+    project.provide("pgliteTemplate", "");
+    return async () => {
+      // Test databases copy the template, so it can only go once they are gone.
+      const { rows } = await admin.query<{ datname: string }>(
+        "SELECT datname FROM pg_database WHERE datname LIKE 't\\_%' OR datname = $1",
+        [template],
+      );
+      for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+      await admin.end();
+    };
+  }
+  const pglite = await PGlite.create();
+  const db = pgliteDatabase(pglite);
+  await applyMigrations(db.adapterFactory);
+  const dump = await pglite.dumpDataDir("none");
+  const file = path.join(os.tmpdir(), `pglite-template-${process.pid}.tar`);
+  await writeFile(file, Buffer.from(await dump.arrayBuffer()));
+  await db.close();
+  project.provide("pgliteTemplate", file);
+  project.provide("postgresServer", "");
+  project.provide("postgresTemplate", "");
+  return async () => {
+    await rm(file, { force: true });
+  };
+}
