@@ -22,6 +22,9 @@ export type DigestOutcome =
 
 const ALGORITHMS: DigestAlgorithm[] = ["SHA-256", "MD5"];
 
+/** nc counts requests from 00000001 (RFC 7616 §3.4); the stored count is a 32-bit signed integer. */
+const MAX_NC = 0x7fffffff;
+
 export class DigestAuth {
   constructor(
     private readonly prisma: Prisma,
@@ -61,6 +64,8 @@ export class DigestAuth {
     if (data.realm !== this.realm || data.qop !== "auth" || !data.cnonce || !data.nc || !/^[0-9a-f]{8}$/i.test(data.nc)) {
       return { ok: false, stale: false };
     }
+    const nc = parseInt(data.nc, 16);
+    if (nc < 1 || nc > MAX_NC) return { ok: false, stale: false };
     if (data.uri !== uri || data.username !== user.username) return { ok: false, stale: false };
     const nonceState = this.checkNonce(data.nonce);
     if (nonceState === "invalid") return { ok: false, stale: false };
@@ -82,7 +87,7 @@ export class DigestAuth {
     if (!safeEqual(expected, data.response ?? "")) return { ok: false, stale: false };
     // Right credentials on an expired nonce: the client should retry with a fresh one (stale=true).
     if (nonceState === "expired") return { ok: false, stale: true };
-    const fresh = await this.recordNonceCount(data.nonce, parseInt(data.nc, 16));
+    const fresh = await this.recordNonceCount(data.nonce, nc);
     return fresh ? { ok: true, username: user.username } : { ok: false, stale: true };
   }
 

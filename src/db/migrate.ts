@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import {
   bindMigrationAwareSqlAdapterFactory,
+  type SqlDriverAdapter,
   type SqlMigrationAwareDriverAdapterFactory,
 } from "@prisma/driver-adapter-utils";
 
@@ -50,15 +51,22 @@ async function withEngine<T>(
   run: (engine: SchemaEngine) => Promise<T>,
 ): Promise<T> {
   const { SchemaEngine } = await loadEngineModule();
-  const engine = await SchemaEngine.new(
-    { datamodels: undefined },
-    () => {},
-    bindMigrationAwareSqlAdapterFactory(adapterFactory),
-  );
+  // The engine does not dispose the connections it opens; track them so that a migrated
+  // database is left with no session (CREATE DATABASE … TEMPLATE needs that).
+  const opened: SqlDriverAdapter[] = [];
+  const tracked: SqlMigrationAwareDriverAdapterFactory = {
+    provider: adapterFactory.provider,
+    adapterName: adapterFactory.adapterName,
+    connect: async () => track(await adapterFactory.connect()),
+    connectToShadowDb: async () => track(await adapterFactory.connectToShadowDb()),
+  };
+  const track = (adapter: SqlDriverAdapter) => (opened.push(adapter), adapter);
+  const engine = await SchemaEngine.new({ datamodels: undefined }, () => {}, bindMigrationAwareSqlAdapterFactory(tracked));
   try {
     return await run(engine);
   } finally {
     engine.free();
+    await Promise.all(opened.map((adapter) => adapter.dispose().catch(() => {})));
   }
 }
 

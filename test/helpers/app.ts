@@ -77,8 +77,9 @@ export function basic(username: string, password: string): string {
 }
 
 /** Every value of a repeated response header, as sent (Node joins them with ", " otherwise). */
-export function headerValues(res: { res: { rawHeaders: string[] } }, name: string): string[] {
-  const raw = res.res.rawHeaders;
+export function headerValues(res: object, name: string): string[] {
+  // supertest's typings omit `res`, the underlying IncomingMessage that keeps the raw headers
+  const raw = (res as { res: { rawHeaders: string[] } }).res.rawHeaders;
   const values: string[] = [];
   for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === name.toLowerCase()) values.push(raw[i + 1]);
   return values;

@@ -16,19 +16,35 @@ async function loadPgliteTemplate(): Promise<PGlite> {
   return PGlite.create({ loadDataDir: new Blob([bytes]) });
 }
 
+/**
+ * PostgreSQL copies a template only while nobody else is connected to it, and two copies at once
+ * collide ("being accessed by other users", 55006): retry those.
+ */
+async function copyTemplate(server: string, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: server });
+  await admin.connect();
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject("postgresTemplate")}`);
+        return;
+      } catch (error) {
+        if ((error as { code?: string }).code !== "55006" || attempt >= 50) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 80));
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
 export const usingPostgres = () => inject("postgresServer") !== "";
 
 export async function freshDatabase(): Promise<Database> {
   const server = inject("postgresServer");
   if (server) {
     const name = `t_${randomUUID().replace(/-/g, "")}`;
-    const admin = new pg.Client({ connectionString: server });
-    await admin.connect();
-    try {
-      await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject("postgresTemplate")}`);
-    } finally {
-      await admin.end();
-    }
+    await copyTemplate(server, name);
     const db = postgresDatabase(withDatabase(server, name), 5);
     return {
       ...db,
