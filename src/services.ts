@@ -1,4 +1,7 @@
 import { AdminService } from "./admin/admin.service.ts";
+import { CursorCodec } from "./cases/case.cursor.ts";
+import { CaseReadService } from "./cases/case.read.service.ts";
+import { CaseWriteService } from "./cases/case.write.service.ts";
 import { Authenticator } from "./auth/authenticate.ts";
 import { DigestAuth } from "./auth/digest.ts";
 import { OAuthService } from "./auth/oauth.ts";
@@ -19,6 +22,8 @@ export interface Services {
   digest: DigestAuth;
   admin: AdminService;
   locationTypes: LocationTypeService;
+  caseReads: CaseReadService;
+  caseWrites: CaseWriteService;
 }
 
 export async function createServices(db: Database, config: Config): Promise<Services> {
@@ -26,15 +31,19 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const digestKey = await serverSecret(prisma, "digest-nonce-key");
   const digest = new DigestAuth(prisma, config.authRealm, digestKey, config.digestNonceTtlSeconds * 1000);
   const oauth = new OAuthService(prisma, config);
+  const pubsub = createLocalPubSub();
+  const cursors = new CursorCodec(await serverSecret(prisma, "case-cursor-key"));
   return {
     config,
     db,
     prisma,
-    pubsub: createLocalPubSub(),
+    pubsub,
     authenticator: new Authenticator(prisma, config.authRealm, digest, oauth),
     oauth,
     digest,
     admin: new AdminService(prisma, config.authRealm),
     locationTypes: new LocationTypeService(prisma),
+    caseReads: new CaseReadService(prisma, cursors),
+    caseWrites: new CaseWriteService(prisma, pubsub),
   };
 }

@@ -6,7 +6,8 @@ import type { OAuthService } from "./oauth.ts";
 /** `POST /oauth/token` (RFC 6749 §3.2): form-encoded, client authenticated by Basic or body. */
 export function oauthRouter(oauth: OAuthService, bodyLimitBytes: number): Router {
   const router = express.Router();
-  router.use(express.urlencoded({ extended: false, limit: bodyLimitBytes }));
+  // Only the token endpoint takes a form: mounted at the root, this router sees every request.
+  router.use("/oauth/token", express.urlencoded({ extended: false, limit: bodyLimitBytes }));
   route(router, "/oauth/token", {
     POST: handler(async (req, res) => {
       const result = await oauth.token({ method: req.method, headers: req.headers, query: req.query, body: req.body });

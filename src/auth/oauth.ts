@@ -146,8 +146,13 @@ export class OAuthService {
     });
     const response = new OAuth2Server.Response({ headers: {} });
     try {
-      await this.server.token(request, response);
-      return { status: 200, headers: { "Cache-Control": "no-store", Pragma: "no-cache" }, body: response.body };
+      const token = await this.server.token(request, response);
+      // The library floors the remaining lifetime and omits expires_in when that is 0 (a 1 s TTL),
+      // and reports 3599 for 3600: state the lifetime from the stored expiry, rounded up, always.
+      const { access_token, token_type, expires_in: _floored, ...rest } = response.body as Record<string, unknown>;
+      const expiresIn = Math.max(1, Math.ceil((token.accessTokenExpiresAt!.getTime() - Date.now()) / 1000));
+      const body = { access_token, token_type, expires_in: expiresIn, ...rest };
+      return { status: 200, headers: { "Cache-Control": "no-store", Pragma: "no-cache" }, body };
     } catch (error) {
       if (error instanceof OAuth2Server.OAuthError) {
         const headers: Record<string, string> = { "Cache-Control": "no-store" };

@@ -136,6 +136,7 @@ CREATE TABLE "forms" (
     "device_id" TEXT NOT NULL,
     "received_on" TIMESTAMPTZ(6) NOT NULL,
     "xml" TEXT NOT NULL,
+    "problem" TEXT,
 
     CONSTRAINT "forms_pkey" PRIMARY KEY ("id")
 );

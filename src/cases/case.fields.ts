@@ -1,0 +1,84 @@
+import { badInput } from "../errors.ts";
+
+/**
+ * Field selection (`fields`, `exclude`, their dotted forms such as `fields.properties=a,b`),
+ * applied to each case in every response that carries cases, never to envelopes.
+ */
+export type FieldSelection =
+  | { mode: "all" }
+  | { mode: "fields"; paths: string[][] }
+  | { mode: "exclude"; paths: string[][] };
+
+export const ALL_FIELDS: FieldSelection = { mode: "all" };
+
+/** True for the parameter names that belong to field selection. */
+export function isSelectionParam(key: string): boolean {
+  return key === "fields" || key === "exclude" || key.startsWith("fields.") || key.startsWith("exclude.");
+}
+
+export function parseFieldSelection(params: Iterable<[string, string]>): FieldSelection {
+  const paths: Record<"fields" | "exclude", string[][]> = { fields: [], exclude: [] };
+  const seen = new Set<"fields" | "exclude">();
+  for (const [key, value] of params) {
+    if (!isSelectionParam(key)) continue;
+    const dot = key.indexOf(".");
+    const mode = (dot < 0 ? key : key.slice(0, dot)) as "fields" | "exclude";
+    const prefix = dot < 0 ? [] : key.slice(dot + 1).split(".");
+    seen.add(mode);
+    for (const name of value.split(",").map((n) => n.trim()).filter(Boolean)) {
+      paths[mode].push([...prefix, ...name.split(".")]);
+    }
+  }
+  if (seen.size === 2) throw badInput("You cannot specify both 'fields' and 'exclude'");
+  if (seen.has("fields")) return { mode: "fields", paths: paths.fields };
+  if (seen.has("exclude")) return { mode: "exclude", paths: paths.exclude };
+  return ALL_FIELDS;
+}
+
+type Tree = Map<string, Tree | true>;
+
+function tree(paths: string[][]): Tree {
+  const root: Tree = new Map();
+  for (const path of paths) {
+    let node = root;
+    path.forEach((part, i) => {
+      const last = i === path.length - 1;
+      const existing = node.get(part);
+      if (existing === true) return; // a whole field already includes its parts
+      if (last) return void node.set(part, true);
+      const next = existing ?? new Map();
+      node.set(part, next);
+      node = next;
+    });
+  }
+  return root;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+function pick(object: Record<string, unknown>, include: Tree): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(object)) {
+    const node = include.get(key);
+    if (node === true) out[key] = value;
+    else if (node && isObject(value)) out[key] = pick(value, node);
+  }
+  return out;
+}
+
+function omit(object: Record<string, unknown>, exclude: Tree): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(object)) {
+    const node = exclude.get(key);
+    if (node === true) continue;
+    out[key] = node && isObject(value) ? omit(value, node) : value;
+  }
+  return out;
+}
+
+export function selectFields(object: object, selection: FieldSelection): Record<string, unknown> {
+  const record = object as Record<string, unknown>;
+  if (selection.mode === "all") return record;
+  return selection.mode === "fields" ? pick(record, tree(selection.paths)) : omit(record, tree(selection.paths));
+}

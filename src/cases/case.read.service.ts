@@ -1,0 +1,142 @@
+import type { Principal } from "../auth/principal.ts";
+import { authorize } from "../auth/permissions.ts";
+import type { Prisma } from "../db/client.ts";
+import { badInput, notFound } from "../errors.ts";
+import { CursorCodec } from "./case.cursor.ts";
+import { selectFields, type FieldSelection } from "./case.fields.ts";
+import { parseCaseQuery, parseSelectionOnly, type Params } from "./case.filters.ts";
+import { CaseRepository } from "./case.repository.ts";
+import { serializeCase, type CaseRecord } from "./case.serializer.ts";
+
+/** Case reads of CONTRACT §2: list, single, external id, multi-id and bulk fetch. */
+
+export interface ListResult {
+  matching_records: number;
+  cases: Record<string, unknown>[];
+  /** the cursor of the next page, when more results exist */
+  nextCursor?: string;
+}
+
+export interface BulkResult {
+  matching_records: number;
+  missing_records: number;
+  cases: Record<string, unknown>[];
+}
+
+export interface BulkRequest {
+  caseIds: string[];
+  externalIds: string[];
+}
+
+export const MAX_BULK_IDS = 5000;
+
+export class CaseReadService {
+  private readonly repository: CaseRepository;
+
+  constructor(
+    private readonly prisma: Prisma,
+    private readonly cursors: CursorCodec,
+  ) {
+    this.repository = new CaseRepository(prisma);
+  }
+
+  private domain(principal: Principal, domainName: string) {
+    return authorize(this.prisma, principal, domainName, "caseRead");
+  }
+
+  /** `params` are the request's query parameters in order; with `cursor`, the cursor's query wins. */
+  async list(principal: Principal, domainName: string, params: Params): Promise<ListResult> {
+    const domain = await this.domain(principal, domainName);
+    const cursorParam = params.findLast(([key]) => key === "cursor");
+    const state = cursorParam ? this.cursors.decode(cursorParam[1]) : { params, after: undefined };
+    const query = parseCaseQuery(state.params.filter(([key]) => key !== "cursor"));
+    const page = await this.repository.page(domain, query, state.after);
+    const last = page.records[page.records.length - 1];
+    return {
+      matching_records: page.total,
+      cases: page.records.map((c) => selectFields(serializeCase(c), query.selection)),
+      nextCursor:
+        page.hasMore && last
+          ? this.cursors.encode({
+              params: state.params.filter(([key]) => key !== "cursor"),
+              after: { indexedOn: last.indexedOn.toISOString(), caseId: last.id },
+            })
+          : undefined,
+    };
+  }
+
+  async get(principal: Principal, domainName: string, caseId: string, params: Params) {
+    const selection = parseSelectionOnly(params);
+    const domain = await this.domain(principal, domainName);
+    const found = (await this.repository.byIds(domain, [caseId])).get(caseId.toLowerCase());
+    if (!found) throw notFound(`Case '${caseId}' not found`);
+    return selectFields(serializeCase(found), selection);
+  }
+
+  async getByExternalId(principal: Principal, domainName: string, externalId: string, params: Params) {
+    const selection = parseSelectionOnly(params);
+    const domain = await this.domain(principal, domainName);
+    const found = (await this.repository.byExternalIds(domain, [externalId])).get(externalId);
+    if (!found) throw notFound(`Case '${externalId}' not found`);
+    return selectFields(serializeCase(found), selection);
+  }
+
+  /** `GET id1,id2,…`: the bulk-fetch envelope, never a 404. */
+  async getMany(principal: Principal, domainName: string, caseIds: string[], params: Params): Promise<BulkResult> {
+    const selection = parseSelectionOnly(params);
+    return this.fetch(principal, domainName, { caseIds, externalIds: [] }, selection);
+  }
+
+  async bulkFetch(principal: Principal, domainName: string, body: unknown, params: Params): Promise<BulkResult> {
+    const selection = parseSelectionOnly(params);
+    return this.fetch(principal, domainName, parseBulkRequest(body), selection);
+  }
+
+  /**
+   * One entry per requested id in request order, case ids first; duplicates repeat; a missing id
+   * is a stub. Field selection applies to found cases only.
+   */
+  private async fetch(principal: Principal, domainName: string, request: BulkRequest, selection: FieldSelection): Promise<BulkResult> {
+    const domain = await this.domain(principal, domainName);
+    const [byId, byExternal] = await Promise.all([
+      this.repository.byIds(domain, request.caseIds),
+      this.repository.byExternalIds(domain, request.externalIds),
+    ]);
+    const cases: Record<string, unknown>[] = [];
+    let missing = 0;
+    const add = (found: CaseRecord | undefined, stub: Record<string, string>) => {
+      if (found) cases.push(selectFields(serializeCase(found), selection));
+      else {
+        missing += 1;
+        cases.push({ ...stub, error: "not found" });
+      }
+    };
+    for (const id of request.caseIds) add(byId.get(id.toLowerCase()), { case_id: id });
+    for (const ext of request.externalIds) add(byExternal.get(ext), { external_id: ext });
+    return { matching_records: cases.length - missing, missing_records: missing, cases };
+  }
+}
+
+function stringList(body: Record<string, unknown>, key: string): string[] {
+  const value = body[key];
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+    throw badInput(`'${key}' must be a list of strings`);
+  }
+  return value;
+}
+
+export function parseBulkRequest(body: unknown): BulkRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw badInput("Payload must include 'case_ids' or 'external_ids' fields");
+  }
+  const record = body as Record<string, unknown>;
+  const caseIds = stringList(record, "case_ids");
+  const externalIds = stringList(record, "external_ids");
+  if (!caseIds.length && !externalIds.length) throw badInput("Payload must include 'case_ids' or 'external_ids' fields");
+  if (caseIds.length + externalIds.length > MAX_BULK_IDS) {
+    throw badInput(`You cannot request more than ${MAX_BULK_IDS} cases per request.`);
+  }
+  return { caseIds, externalIds };
+}
+

@@ -1,0 +1,150 @@
+import { Prisma } from "../generated/prisma/client.ts";
+import type { Prisma as PrismaClient } from "../db/client.ts";
+import { isUuid } from "../util/ids.ts";
+import type { CaseQuery } from "./case.filters.ts";
+import type { CaseIndexRecord, CaseRecord } from "./case.serializer.ts";
+
+/**
+ * Case reads in SQL: the list filters of CONTRACT §2 and the (indexed_on, case_id) keyset, always
+ * scoped to one domain. Indices come in one batched query per page.
+ */
+
+const { sql, join, raw } = Prisma;
+
+type Db = Pick<PrismaClient, "$queryRaw">;
+
+interface CaseRow {
+  id: string;
+  case_type: string;
+  case_name: string;
+  external_id: string | null;
+  owner_id: string;
+  date_opened: Date;
+  last_modified: Date;
+  server_last_modified: Date;
+  indexed_on: Date;
+  closed: boolean;
+  date_closed: Date | null;
+  properties: Record<string, string>;
+}
+
+const COLUMNS = sql`c.id, c.case_type, c.case_name, c.external_id, c.owner_id, c.date_opened, c.last_modified,
+  c.server_last_modified, c.indexed_on, c.closed, c.date_closed, c.properties`;
+
+const COLUMN_OF = {
+  external_id: "external_id",
+  case_type: "case_type",
+  owner_id: "owner_id",
+  case_name: "case_name",
+  last_modified: "last_modified",
+  server_last_modified: "server_last_modified",
+  indexed_on: "indexed_on",
+  date_opened: "date_opened",
+  date_closed: "date_closed",
+} as const;
+
+const anyOf = (conditions: Prisma.Sql[]) =>
+  conditions.length === 0 ? sql`FALSE` : conditions.length === 1 ? conditions[0] : sql`(${join(conditions, " OR ")})`;
+
+function propertyCondition(name: string, value: string): Prisma.Sql {
+  // An empty value matches an unset property as well as an empty one.
+  return value === ""
+    ? sql`(NOT jsonb_exists(c.properties, ${name}) OR c.properties ->> ${name} = '')`
+    : sql`c.properties @> ${JSON.stringify({ [name]: value })}::jsonb`;
+}
+
+export interface Keyset {
+  indexedOn: string;
+  caseId: string;
+}
+
+function whereClause(domainId: string, query: CaseQuery, after?: Keyset): Prisma.Sql {
+  const parts: Prisma.Sql[] = [sql`c.domain_id = ${domainId}::uuid`];
+  for (const [field, values] of Object.entries(query.exact)) {
+    parts.push(sql`c.${raw(COLUMN_OF[field as keyof typeof COLUMN_OF])} = ANY(${values}::text[])`);
+  }
+  if (query.closed) parts.push(sql`c.closed = ANY(${query.closed}::boolean[])`);
+  for (const [name, values] of query.properties) parts.push(anyOf(values.map((v) => propertyCondition(name, v))));
+  for (const [name, values] of query.indices) {
+    const ids = values.filter(isUuid);
+    parts.push(
+      ids.length
+        ? sql`c.id IN (SELECT ci.case_id FROM case_indices ci
+                WHERE ci.domain_id = ${domainId}::uuid AND ci.name = ${name} AND ci.referenced_id = ANY(${ids}::uuid[]))`
+        : sql`FALSE`,
+    );
+  }
+  for (const { field, bounds } of query.ranges) {
+    parts.push(anyOf(bounds.map((b) => sql`c.${raw(COLUMN_OF[field])} ${raw(b.op)} ${b.at}::timestamptz`)));
+  }
+  if (after) parts.push(sql`(c.indexed_on, c.id) > (${after.indexedOn}::timestamptz, ${after.caseId}::uuid)`);
+  return join(parts, " AND ");
+}
+
+export class CaseRepository {
+  constructor(private readonly db: Db) {}
+
+  /** One page in keyset order, whether more follow, and how many match from this page on. */
+  async page(domain: { id: string; name: string }, query: CaseQuery, after?: Keyset) {
+    const where = whereClause(domain.id, query, after);
+    const [rows, [{ count }]] = await Promise.all([
+      this.db.$queryRaw<CaseRow[]>`SELECT ${COLUMNS} FROM cases c WHERE ${where}
+        ORDER BY c.indexed_on, c.id LIMIT ${query.limit + 1}`,
+      this.db.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM cases c WHERE ${where}`,
+    ]);
+    const hasMore = rows.length > query.limit;
+    const records = await this.withIndices(domain.name, hasMore ? rows.slice(0, query.limit) : rows);
+    return { records, total: Number(count), hasMore };
+  }
+
+  async byIds(domain: { id: string; name: string }, ids: string[]): Promise<Map<string, CaseRecord>> {
+    const uuids = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
+    if (!uuids.length) return new Map();
+    const rows = await this.db.$queryRaw<CaseRow[]>`SELECT ${COLUMNS} FROM cases c
+      WHERE c.domain_id = ${domain.id}::uuid AND c.id = ANY(${uuids}::uuid[])`;
+    const records = await this.withIndices(domain.name, rows);
+    return new Map(records.map((r) => [r.id, r]));
+  }
+
+  /** The oldest case (by date_opened, then case_id) for each external id. */
+  async byExternalIds(domain: { id: string; name: string }, externalIds: string[]): Promise<Map<string, CaseRecord>> {
+    const unique = [...new Set(externalIds)];
+    if (!unique.length) return new Map();
+    const rows = await this.db.$queryRaw<CaseRow[]>`SELECT DISTINCT ON (c.external_id) ${COLUMNS} FROM cases c
+      WHERE c.domain_id = ${domain.id}::uuid AND c.external_id = ANY(${unique}::text[])
+      ORDER BY c.external_id, c.date_opened, c.id`;
+    const records = await this.withIndices(domain.name, rows);
+    return new Map(records.map((r) => [r.externalId!, r]));
+  }
+
+  private async withIndices(domainName: string, rows: CaseRow[]): Promise<CaseRecord[]> {
+    const byCase = new Map<string, CaseIndexRecord[]>();
+    if (rows.length) {
+      const indexRows = await this.db.$queryRaw<{ case_id: string; name: string; referenced_id: string; referenced_type: string; relationship: string }[]>`
+        SELECT case_id, name, referenced_id, referenced_type, relationship FROM case_indices
+        WHERE case_id = ANY(${rows.map((r) => r.id)}::uuid[])`;
+      for (const i of indexRows) {
+        const list = byCase.get(i.case_id) ?? [];
+        list.push({ name: i.name, referencedId: i.referenced_id, referencedType: i.referenced_type, relationship: i.relationship });
+        byCase.set(i.case_id, list);
+      }
+    }
+    return rows.map((r) => ({
+      id: r.id,
+      domainName,
+      caseType: r.case_type,
+      caseName: r.case_name,
+      externalId: r.external_id,
+      ownerId: r.owner_id,
+      dateOpened: r.date_opened,
+      lastModified: r.last_modified,
+      serverLastModified: r.server_last_modified,
+      indexedOn: r.indexed_on,
+      closed: r.closed,
+      dateClosed: r.date_closed,
+      properties: r.properties ?? {},
+      indices: byCase.get(r.id) ?? [],
+    }));
+  }
+}
+

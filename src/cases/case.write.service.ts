@@ -1,0 +1,380 @@
+import type { Principal } from "../auth/principal.ts";
+import { authorize, type DomainRef } from "../auth/permissions.ts";
+import type { Prisma } from "../db/client.ts";
+import { badInput, DomainError } from "../errors.ts";
+import type { PubSub } from "../graphql/pubsub.ts";
+import { newUuid } from "../util/ids.ts";
+import { selectFields } from "./case.fields.ts";
+import { parseSelectionOnly, type Params } from "./case.filters.ts";
+import { CASE_API_XMLNS, formXml, type CaseBlock, type FormMeta } from "./case.form.ts";
+import { parseBulk, parseCaseAction, type CaseAction, type CaseFields, type IndexRef, type WriteContext } from "./case.payload.ts";
+import { CaseRepository } from "./case.repository.ts";
+import { serializeCase, type CaseRecord } from "./case.serializer.ts";
+
+/**
+ * Case writes of CONTRACT §2: every request is validated whole, then applied in one transaction
+ * together with the one form generated for it. Upserts take a lock on (domain, external_id), so
+ * concurrent upserts of one external id end as one case.
+ */
+
+export const CASE_CHANGED = "caseChanged";
+
+export interface CaseChangedEvent {
+  domain: string;
+  caseId: string;
+  caseType: string;
+  formId: string;
+}
+
+export interface WriteRequest {
+  principal: Principal;
+  domain: string;
+  /** the request's User-Agent, stored as the form's device_id */
+  deviceId: string;
+  /** field selection for the cases in the response */
+  params: Params;
+}
+
+export interface SingleWriteResult {
+  xform_id: string;
+  form_id: string;
+  case: Record<string, unknown>;
+}
+
+export interface BulkWriteResult {
+  xform_id: string;
+  form_id: string;
+  cases: Record<string, unknown>[];
+}
+
+/** A failure found while applying a form: the form is kept as an error form, no case changes. */
+class SubmissionError extends Error {}
+
+type Tx = Parameters<Parameters<Prisma["$transaction"]>[0]>[0];
+
+interface Planned {
+  caseId: string;
+  created: boolean;
+  fields: CaseFields;
+  /** row number in a bulk request (1-based) */
+  row: number;
+}
+
+export class CaseWriteService {
+  constructor(
+    private readonly prisma: Prisma,
+    private readonly pubsub: PubSub,
+  ) {}
+
+  /** POST with an object, PUT {case_id}, PUT ext/{ext_id}/, PUT '' with an object. */
+  async writeOne(request: WriteRequest, body: unknown, context: WriteContext): Promise<SingleWriteResult> {
+    const selection = parseSelectionOnly(request.params);
+    const action = parseCaseAction(body, context);
+    const result = await this.apply(request, [action], false);
+    return { xform_id: result.formId, form_id: result.formId, case: selectFields(serializeCase(result.cases[0]), selection) };
+  }
+
+  /** POST or PUT with a list: up to 100 creates, updates and upserts in one form. */
+  async writeBulk(request: WriteRequest, items: unknown[]): Promise<BulkWriteResult> {
+    const selection = parseSelectionOnly(request.params);
+    const actions = parseBulk(items);
+    const result = await this.apply(request, actions, true);
+    return {
+      xform_id: result.formId,
+      form_id: result.formId,
+      cases: result.cases.map((c) => selectFields(serializeCase(c), selection)),
+    };
+  }
+
+  private async apply(request: WriteRequest, actions: CaseAction[], bulk: boolean) {
+    const domain = await authorize(this.prisma, request.principal, request.domain, "caseWrite");
+    const meta: FormMeta = {
+      formId: newUuid(),
+      userId: request.principal.userId,
+      username: request.principal.username,
+      deviceId: request.deviceId,
+      receivedOn: new Date(),
+    };
+    const rowError = (row: number, message: string) => (bulk ? `Error in row ${row}: ${message}` : message);
+    try {
+      const cases = await this.prisma.$transaction(
+        (tx) => this.applyInTransaction(tx, domain, actions, meta, rowError),
+        { timeout: 60_000, maxWait: 30_000 },
+      );
+      for (const c of cases) {
+        const event: CaseChangedEvent = { domain: domain.name, caseId: c.id, caseType: c.caseType, formId: meta.formId };
+        this.pubsub.publish(CASE_CHANGED, event);
+      }
+      return { formId: meta.formId, cases };
+    } catch (error) {
+      if (!(error instanceof SubmissionError)) throw error;
+      await this.prisma.form.create({
+        data: {
+          id: meta.formId,
+          domainId: domain.id,
+          xmlns: CASE_API_XMLNS,
+          userId: meta.userId,
+          username: meta.username,
+          deviceId: meta.deviceId,
+          receivedOn: meta.receivedOn,
+          xml: "",
+          problem: error.message,
+        },
+      });
+      throw badInput(error.message, { xform_id: meta.formId });
+    }
+  }
+
+  private async applyInTransaction(
+    tx: Tx,
+    domain: DomainRef,
+    actions: CaseAction[],
+    meta: FormMeta,
+    rowError: (row: number, message: string) => string,
+  ): Promise<CaseRecord[]> {
+    const repository = new CaseRepository(tx);
+    const upsertKeys = [...new Set(actions.flatMap((a) => (a.action === "upsert" ? [a.externalId] : [])))].sort();
+    for (const key of upsertKeys) {
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`${domain.id}:${key}`}, 0))`;
+    }
+
+    // Look everything up that the request names, then lock the cases it will change.
+    const namedIds = actions.flatMap((a) => [
+      ...(a.action === "update" && a.by === "case_id" ? [a.caseId] : []),
+      ...a.fields.indices.flatMap((i) => (i.target?.ref.by === "case_id" ? [i.target.ref.value] : [])),
+    ]);
+    const namedExternal = actions.flatMap((a) => [
+      ...(a.action === "upsert" || (a.action === "update" && a.by === "external_id") ? [a.externalId] : []),
+      ...a.fields.indices.flatMap((i) => (i.target?.ref.by === "external_id" ? [i.target.ref.value] : [])),
+    ]);
+    const byExternal = await repository.byExternalIds(domain, namedExternal);
+    const existingIds = await repository.byIds(domain, namedIds);
+
+    const errors: string[] = [];
+    const plan = this.plan(actions, existingIds, byExternal, errors, rowError);
+    if (errors.length) throw badInput(errors.join("; "));
+
+    const updatedIds = [...new Set(plan.filter((p) => !p.created).map((p) => p.caseId))].sort();
+    if (updatedIds.length) {
+      await tx.$executeRaw`SELECT 1 FROM cases WHERE id = ANY(${updatedIds}::uuid[]) ORDER BY id FOR UPDATE`;
+    }
+    const current = await repository.byIds(domain, updatedIds);
+
+    const createdIds = new Set(plan.filter((p) => p.created).map((p) => p.caseId));
+    const temporary = new Map<string, string>();
+    const createdByExternal = new Map<string, string>();
+    actions.forEach((a, i) => {
+      if (a.action === "create" && a.temporaryId !== undefined) temporary.set(a.temporaryId, plan[i].caseId);
+    });
+    for (const p of plan) {
+      if (p.created && p.fields.externalId && !createdByExternal.has(p.fields.externalId)) {
+        createdByExternal.set(p.fields.externalId, p.caseId);
+      }
+    }
+    const resolve = (ref: IndexRef): string => {
+      switch (ref.by) {
+        case "case_id": {
+          const id = ref.value.toLowerCase();
+          if (existingIds.has(id) || createdIds.has(id)) return id;
+          throw new SubmissionError(`Index refers to case '${ref.value}', which does not exist in this domain`);
+        }
+        case "external_id": {
+          const id = createdByExternal.get(ref.value) ?? byExternal.get(ref.value)?.id;
+          if (id) return id;
+          throw badInput(`Could not find a case with external_id '${ref.value}'`);
+        }
+        case "temporary_id": {
+          const id = temporary.get(ref.value);
+          if (id) return id;
+          throw badInput(`Could not find a case with temporary_id '${ref.value}'`);
+        }
+      }
+    };
+
+    const state = new Map<string, CaseRecord>(current);
+    const blocks: CaseBlock[] = [];
+    const submissionErrors: string[] = [];
+    for (const p of plan) {
+      try {
+        const indices: CaseBlock["indices"] = {};
+        for (const change of p.fields.indices) {
+          indices[change.name] = change.target
+            ? { caseId: resolve(change.target.ref), caseType: change.target.caseType, relationship: change.target.relationship }
+            : null;
+        }
+        state.set(p.caseId, applyChange(state.get(p.caseId), p, indices, domain.name, meta.receivedOn));
+        blocks.push({ caseId: p.caseId, created: p.created && !blocks.some((b) => b.caseId === p.caseId), fields: p.fields, indices });
+      } catch (error) {
+        if (error instanceof SubmissionError) submissionErrors.push(rowError(p.row, error.message));
+        else if (error instanceof DomainError) errors.push(rowError(p.row, error.message));
+        else throw error;
+      }
+    }
+    if (errors.length) throw badInput(errors.join("; "));
+    if (submissionErrors.length) throw new SubmissionError(submissionErrors.join("; "));
+
+    await this.persist(tx, domain, [...createdIds], updatedIds, state, meta, blocks);
+    return plan.map((p) => state.get(p.caseId)!);
+  }
+
+  /** Decides which case each action writes: an existing one, or a new id. */
+  private plan(
+    actions: CaseAction[],
+    existingIds: Map<string, CaseRecord>,
+    byExternal: Map<string, CaseRecord>,
+    errors: string[],
+    rowError: (row: number, message: string) => string,
+  ): Planned[] {
+    const createdByExternal = new Map<string, string>();
+    const requireCreateFields = (fields: CaseFields) => {
+      for (const [key, value] of [["case_type", fields.caseType], ["case_name", fields.caseName], ["owner_id", fields.ownerId]] as const) {
+        if (value === undefined) throw badInput(`Property ${key} is required.`);
+      }
+    };
+    return actions.map((a, i) => {
+      const row = i + 1;
+      try {
+        switch (a.action) {
+          case "create": {
+            const caseId = newUuid();
+            if (a.fields.externalId && !createdByExternal.has(a.fields.externalId)) createdByExternal.set(a.fields.externalId, caseId);
+            return { caseId, created: true, fields: a.fields, row };
+          }
+          case "update": {
+            if (a.by === "case_id") {
+              const found = existingIds.get(a.caseId.toLowerCase());
+              if (!found) throw badInput(`No case found with ID '${a.caseId}'`);
+              return { caseId: found.id, created: false, fields: a.fields, row };
+            }
+            const id = createdByExternal.get(a.externalId) ?? byExternal.get(a.externalId)?.id;
+            if (!id) throw badInput(`Could not find a case with external_id '${a.externalId}'`);
+            return { caseId: id, created: false, fields: a.fields, row };
+          }
+          case "upsert": {
+            const fields = { ...a.fields, externalId: a.fields.externalId ?? a.externalId };
+            const earlier = createdByExternal.get(a.externalId);
+            if (earlier) return { caseId: earlier, created: true, fields, row };
+            const existing = byExternal.get(a.externalId);
+            if (existing) return { caseId: existing.id, created: false, fields, row };
+            requireCreateFields(fields);
+            const caseId = newUuid();
+            createdByExternal.set(a.externalId, caseId);
+            return { caseId, created: true, fields, row };
+          }
+        }
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        errors.push(rowError(row, error.message));
+        return { caseId: "", created: false, fields: a.fields, row };
+      }
+    });
+  }
+
+  private async persist(
+    tx: Tx,
+    domain: DomainRef,
+    createdIds: string[],
+    updatedIds: string[],
+    state: Map<string, CaseRecord>,
+    meta: FormMeta,
+    blocks: CaseBlock[],
+  ): Promise<void> {
+    const row = (c: CaseRecord) => ({
+      caseType: c.caseType,
+      caseName: c.caseName,
+      externalId: c.externalId,
+      ownerId: c.ownerId,
+      lastModified: c.lastModified,
+      serverLastModified: c.serverLastModified,
+      indexedOn: c.indexedOn,
+      closed: c.closed,
+      dateClosed: c.dateClosed,
+      properties: c.properties,
+    });
+    if (createdIds.length) {
+      await tx.case.createMany({
+        data: createdIds.map((id) => {
+          const c = state.get(id)!;
+          return { id, domainId: domain.id, dateOpened: c.dateOpened, openedByUserId: meta.userId, ...row(c) };
+        }),
+      });
+    }
+    for (const id of updatedIds) await tx.case.update({ where: { id }, data: row(state.get(id)!) });
+
+    const touched = [...createdIds, ...updatedIds];
+    const changedNames = new Set(blocks.flatMap((b) => Object.keys(b.indices).map((name) => `${b.caseId}\u0000${name}`)));
+    if (changedNames.size) {
+      await tx.caseIndex.deleteMany({
+        where: { OR: [...changedNames].map((key) => { const [caseId, name] = key.split("\u0000"); return { caseId, name }; }) },
+      });
+      const rows = touched.flatMap((caseId) =>
+        state.get(caseId)!.indices
+          .filter((i) => changedNames.has(`${caseId}\u0000${i.name}`))
+          .map((i) => ({ caseId, name: i.name, domainId: domain.id, referencedId: i.referencedId, referencedType: i.referencedType, relationship: i.relationship })),
+      );
+      if (rows.length) await tx.caseIndex.createMany({ data: rows });
+    }
+
+    await tx.form.create({
+      data: {
+        id: meta.formId,
+        domainId: domain.id,
+        xmlns: CASE_API_XMLNS,
+        userId: meta.userId,
+        username: meta.username,
+        deviceId: meta.deviceId,
+        receivedOn: meta.receivedOn,
+        xml: formXml(blocks, meta),
+      },
+    });
+    await tx.formCase.createMany({ data: touched.map((caseId, position) => ({ formId: meta.formId, caseId, position })) });
+  }
+}
+
+/** The case after one action: created fresh, or the previous state with the changes merged in. */
+function applyChange(
+  previous: CaseRecord | undefined,
+  p: Planned,
+  indices: CaseBlock["indices"],
+  domainName: string,
+  now: Date,
+): CaseRecord {
+  const f = p.fields;
+  const base: CaseRecord = previous ?? {
+    id: p.caseId,
+    domainName,
+    caseType: f.caseType!,
+    caseName: f.caseName!,
+    externalId: null,
+    ownerId: f.ownerId!,
+    dateOpened: now,
+    lastModified: now,
+    serverLastModified: now,
+    indexedOn: now,
+    closed: false,
+    dateClosed: null,
+    properties: {},
+    indices: [],
+  };
+  const next: CaseRecord = {
+    ...base,
+    caseType: f.caseType ?? base.caseType,
+    caseName: f.caseName ?? base.caseName,
+    ownerId: f.ownerId ?? base.ownerId,
+    externalId: f.externalId === undefined ? base.externalId : f.externalId === "" ? null : f.externalId,
+    lastModified: now,
+    serverLastModified: now,
+    indexedOn: now,
+    properties: { ...base.properties, ...f.properties },
+  };
+  if (f.close && !base.closed) {
+    next.closed = true;
+    next.dateClosed = now;
+  }
+  const kept = base.indices.filter((i) => !(i.name in indices));
+  const added = Object.entries(indices).flatMap(([name, t]) =>
+    t ? [{ name, referencedId: t.caseId, referencedType: t.caseType, relationship: t.relationship }] : [],
+  );
+  next.indices = [...kept, ...added];
+  return next;
+}

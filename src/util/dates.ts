@@ -1,0 +1,79 @@
+import { badInput } from "../errors.ts";
+
+/**
+ * Date formats of the wire and the parsing of date filter values (CONTRACT §1 "Dates").
+ * Times are kept to the millisecond in the database, so the last three microsecond digits are 0.
+ */
+
+/** Case API: `YYYY-MM-DDTHH:MM:SS.ffffffZ`. */
+export function caseDate(date: Date): string {
+  return `${date.toISOString().slice(0, 23)}000Z`;
+}
+
+/** Location API: ISO 8601 with microseconds and no timezone suffix (UTC). */
+export function naiveDate(date: Date): string {
+  return `${date.toISOString().slice(0, 23)}000`;
+}
+
+/**
+ * A filter value: a day (`YYYY-MM-DD`, which covers the whole day) or an instant (ISO 8601
+ * datetime, with or without offset; naive means UTC). Bounds are ISO strings with full precision.
+ */
+export type DateValue = { kind: "day"; start: string; end: string } | { kind: "instant"; at: string };
+
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+function validDay(y: number, m: number, d: number): boolean {
+  const date = new Date(Date.UTC(y, m - 1, d));
+  return y >= 1 && date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+
+export function parseDateValue(value: string): DateValue {
+  const fail = () => badInput(`Cannot parse datetime '${value}'`);
+  const day = DAY.exec(value);
+  if (day) {
+    const [y, m, d] = day.slice(1).map(Number);
+    if (!validDay(y, m, d)) throw fail();
+    const next = new Date(Date.UTC(y, m - 1, d + 1));
+    return { kind: "day", start: `${day[1]}-${day[2]}-${day[3]}T00:00:00Z`, end: next.toISOString() };
+  }
+  const dt = DATETIME.exec(value);
+  if (!dt) throw fail();
+  const [y, mo, d, h, mi] = dt.slice(1, 6).map(Number);
+  const s = dt[6] === undefined ? 0 : Number(dt[6]);
+  if (!validDay(y, mo, d) || h > 23 || mi > 59 || s > 59) throw fail();
+  const micros = (dt[7] ?? "").padEnd(6, "0");
+  let offset = (dt[8] ?? "Z").toUpperCase();
+  if (offset !== "Z") {
+    const sign = offset[0];
+    const digits = offset.slice(1).replace(":", "");
+    const oh = Number(digits.slice(0, 2));
+    const om = digits.length > 2 ? Number(digits.slice(2)) : 0;
+    if (oh > 23 || om > 59) throw fail();
+    offset = `${sign}${pad(oh)}:${pad(om)}`;
+  }
+  return { kind: "instant", at: `${dt[1]}-${dt[2]}-${dt[3]}T${pad(h)}:${pad(mi)}:${pad(s)}.${micros}${offset}` };
+}
+
+export type RangeOp = "gt" | "gte" | "lt" | "lte";
+
+/**
+ * The comparison a range filter makes: a day covers its whole span, so `gt D` means after the end
+ * of D and `lte D` through the end of D.
+ */
+export function rangeBound(op: RangeOp, value: DateValue): { op: ">" | ">=" | "<" | "<="; at: string } {
+  if (value.kind === "instant") return { op: ({ gt: ">", gte: ">=", lt: "<", lte: "<=" } as const)[op], at: value.at };
+  switch (op) {
+    case "gte":
+      return { op: ">=", at: value.start };
+    case "gt":
+      return { op: ">=", at: value.end };
+    case "lt":
+      return { op: "<", at: value.start };
+    case "lte":
+      return { op: "<", at: value.end };
+  }
+}
