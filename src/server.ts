@@ -51,7 +51,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   app.set("etag", false);
   const httpServer = createServer(app);
 
-  const schema = await buildGatewaySchema(services.pubsub);
+  const schema = await buildGatewaySchema();
   const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer);
 
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));

@@ -2,6 +2,7 @@ import { AdminService } from "./admin/admin.service.ts";
 import { CursorCodec } from "./cases/case.cursor.ts";
 import { CaseReadService } from "./cases/case.read.service.ts";
 import { CaseWriteService } from "./cases/case.write.service.ts";
+import { FormService } from "./cases/form.service.ts";
 import { Authenticator } from "./auth/authenticate.ts";
 import { DigestAuth } from "./auth/digest.ts";
 import { OAuthService } from "./auth/oauth.ts";
@@ -24,6 +25,7 @@ export interface Services {
   locationTypes: LocationTypeService;
   caseReads: CaseReadService;
   caseWrites: CaseWriteService;
+  caseForms: FormService;
 }
 
 export async function createServices(db: Database, config: Config): Promise<Services> {
@@ -45,5 +47,6 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     locationTypes: new LocationTypeService(prisma),
     caseReads: new CaseReadService(prisma, cursors),
     caseWrites: new CaseWriteService(prisma, pubsub),
+    caseForms: new FormService(prisma),
   };
 }

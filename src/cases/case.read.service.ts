@@ -30,6 +30,12 @@ export interface BulkRequest {
 
 export const MAX_BULK_IDS = 5000;
 
+export interface BulkEntry {
+  by: "case_id" | "external_id";
+  id: string;
+  record: CaseRecord | undefined;
+}
+
 export class CaseReadService {
   private readonly repository: CaseRepository;
 
@@ -46,37 +52,51 @@ export class CaseReadService {
 
   /** `params` are the request's query parameters in order; with `cursor`, the cursor's query wins. */
   async list(principal: Principal, domainName: string, params: Params): Promise<ListResult> {
+    const page = await this.listRecords(principal, domainName, params);
+    return {
+      matching_records: page.total,
+      cases: page.records.map((c) => selectFields(serializeCase(c), page.selection)),
+      nextCursor: page.nextCursor,
+    };
+  }
+
+  /** One page of case records: the list of REST and the connection of GraphQL. */
+  async listRecords(principal: Principal, domainName: string, params: Params) {
     const domain = await this.domain(principal, domainName);
     const cursorParam = params.findLast(([key]) => key === "cursor");
     const state = cursorParam ? this.cursors.decode(cursorParam[1]) : { params, after: undefined };
-    const query = parseCaseQuery(state.params.filter(([key]) => key !== "cursor"));
-    const page = await this.repository.page(domain, query, state.after);
+    const queryParams = state.params.filter(([key]) => key !== "cursor");
+    const after = state.after;
+    const query = parseCaseQuery(queryParams);
+    const page = await this.repository.page(domain, query, after);
     const last = page.records[page.records.length - 1];
-    return {
-      matching_records: page.total,
-      cases: page.records.map((c) => selectFields(serializeCase(c), query.selection)),
-      nextCursor:
-        page.hasMore && last
-          ? this.cursors.encode({
-              params: state.params.filter(([key]) => key !== "cursor"),
-              after: { indexedOn: last.indexedOn.toISOString(), caseId: last.id },
-            })
-          : undefined,
-    };
+    const nextCursor =
+      page.hasMore && last
+        ? this.cursors.encode({ params: queryParams, after: { indexedOn: last.indexedOn.toISOString(), caseId: last.id } })
+        : undefined;
+    return { records: page.records, total: page.total, nextCursor, selection: query.selection };
+  }
+
+  async getRecord(principal: Principal, domainName: string, caseId: string): Promise<CaseRecord | undefined> {
+    const domain = await this.domain(principal, domainName);
+    return (await this.repository.byIds(domain, [caseId])).get(caseId.toLowerCase());
+  }
+
+  async getRecordByExternalId(principal: Principal, domainName: string, externalId: string): Promise<CaseRecord | undefined> {
+    const domain = await this.domain(principal, domainName);
+    return (await this.repository.byExternalIds(domain, [externalId])).get(externalId);
   }
 
   async get(principal: Principal, domainName: string, caseId: string, params: Params) {
     const selection = parseSelectionOnly(params);
-    const domain = await this.domain(principal, domainName);
-    const found = (await this.repository.byIds(domain, [caseId])).get(caseId.toLowerCase());
+    const found = await this.getRecord(principal, domainName, caseId);
     if (!found) throw notFound(`Case '${caseId}' not found`);
     return selectFields(serializeCase(found), selection);
   }
 
   async getByExternalId(principal: Principal, domainName: string, externalId: string, params: Params) {
     const selection = parseSelectionOnly(params);
-    const domain = await this.domain(principal, domainName);
-    const found = (await this.repository.byExternalIds(domain, [externalId])).get(externalId);
+    const found = await this.getRecordByExternalId(principal, domainName, externalId);
     if (!found) throw notFound(`Case '${externalId}' not found`);
     return selectFields(serializeCase(found), selection);
   }
@@ -92,28 +112,27 @@ export class CaseReadService {
     return this.fetch(principal, domainName, parseBulkRequest(body), selection);
   }
 
-  /**
-   * One entry per requested id in request order, case ids first; duplicates repeat; a missing id
-   * is a stub. Field selection applies to found cases only.
-   */
-  private async fetch(principal: Principal, domainName: string, request: BulkRequest, selection: FieldSelection): Promise<BulkResult> {
+  /** One entry per requested id in request order, case ids first, duplicates repeated. */
+  async fetchRecords(principal: Principal, domainName: string, request: BulkRequest): Promise<BulkEntry[]> {
     const domain = await this.domain(principal, domainName);
     const [byId, byExternal] = await Promise.all([
       this.repository.byIds(domain, request.caseIds),
       this.repository.byExternalIds(domain, request.externalIds),
     ]);
-    const cases: Record<string, unknown>[] = [];
-    let missing = 0;
-    const add = (found: CaseRecord | undefined, stub: Record<string, string>) => {
-      if (found) cases.push(selectFields(serializeCase(found), selection));
-      else {
-        missing += 1;
-        cases.push({ ...stub, error: "not found" });
-      }
-    };
-    for (const id of request.caseIds) add(byId.get(id.toLowerCase()), { case_id: id });
-    for (const ext of request.externalIds) add(byExternal.get(ext), { external_id: ext });
-    return { matching_records: cases.length - missing, missing_records: missing, cases };
+    return [
+      ...request.caseIds.map((id): BulkEntry => ({ by: "case_id", id, record: byId.get(id.toLowerCase()) })),
+      ...request.externalIds.map((id): BulkEntry => ({ by: "external_id", id, record: byExternal.get(id) })),
+    ];
+  }
+
+  /** The bulk envelope: a missing id is a stub; field selection applies to found cases only. */
+  private async fetch(principal: Principal, domainName: string, request: BulkRequest, selection: FieldSelection): Promise<BulkResult> {
+    const entries = await this.fetchRecords(principal, domainName, request);
+    const cases = entries.map((e) =>
+      e.record ? selectFields(serializeCase(e.record), selection) : { [e.by]: e.id, error: "not found" },
+    );
+    const missing = entries.filter((e) => !e.record).length;
+    return { matching_records: entries.length - missing, missing_records: missing, cases };
   }
 }
 

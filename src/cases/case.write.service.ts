@@ -68,17 +68,17 @@ export class CaseWriteService {
 
   /** POST with an object, PUT {case_id}, PUT ext/{ext_id}/, PUT '' with an object. */
   async writeOne(request: WriteRequest, body: unknown, context: WriteContext): Promise<SingleWriteResult> {
+    const domain = await this.authorizeWrite(request);
     const selection = parseSelectionOnly(request.params);
-    const action = parseCaseAction(body, context);
-    const result = await this.apply(request, [action], false);
+    const result = await this.applyBody(request, domain, body, context);
     return { xform_id: result.formId, form_id: result.formId, case: selectFields(serializeCase(result.cases[0]), selection) };
   }
 
   /** POST or PUT with a list: up to 100 creates, updates and upserts in one form. */
   async writeBulk(request: WriteRequest, items: unknown[]): Promise<BulkWriteResult> {
+    const domain = await this.authorizeWrite(request);
     const selection = parseSelectionOnly(request.params);
-    const actions = parseBulk(items);
-    const result = await this.apply(request, actions, true);
+    const result = await this.applyBody(request, domain, items);
     return {
       xform_id: result.formId,
       form_id: result.formId,
@@ -86,8 +86,25 @@ export class CaseWriteService {
     };
   }
 
-  private async apply(request: WriteRequest, actions: CaseAction[], bulk: boolean) {
-    const domain = await authorize(this.prisma, request.principal, request.domain, "caseWrite");
+  /** A list body is a bulk write; an object is one write in `context`. Returns the written records. */
+  async writeRecords(request: WriteRequest, body: unknown, context: WriteContext = { kind: "bulk" }) {
+    return this.applyBody(request, await this.authorizeWrite(request), body, context);
+  }
+
+  /**
+   * Permission comes before any look at the payload (CONTRACT §1 Permissions): a user who may not
+   * write gets 403 whatever the body, never a validation message.
+   */
+  private authorizeWrite(request: WriteRequest): Promise<DomainRef> {
+    return authorize(this.prisma, request.principal, request.domain, "caseWrite");
+  }
+
+  private applyBody(request: WriteRequest, domain: DomainRef, body: unknown, context: WriteContext = { kind: "bulk" }) {
+    if (Array.isArray(body)) return this.apply(request, domain, parseBulk(body), true);
+    return this.apply(request, domain, [parseCaseAction(body, context)], false);
+  }
+
+  private async apply(request: WriteRequest, domain: DomainRef, actions: CaseAction[], bulk: boolean) {
     const meta: FormMeta = {
       formId: newUuid(),
       userId: request.principal.userId,

@@ -2,15 +2,20 @@ import "reflect-metadata";
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { AdminResolver } from "../admin/admin.resolver.ts";
+import { CaseIndexResolver, CaseResolver } from "../cases/case.resolver.ts";
 import { LocationTypeResolver } from "../locations/location-type.resolver.ts";
-import type { PubSub } from "./pubsub.ts";
+import { createLocalPubSub } from "./pubsub.ts";
 
-export const RESOLVERS = [AdminResolver, LocationTypeResolver] as const;
+export const RESOLVERS = [AdminResolver, LocationTypeResolver, CaseResolver, CaseIndexResolver] as const;
 
-export function buildGatewaySchema(pubSub?: PubSub): Promise<GraphQLSchema> {
+/**
+ * Subscriptions subscribe through the PubSub of the request's services (after authorising), so the
+ * schema does not depend on a process: type-graphql only insists that some PubSub is given.
+ */
+export function buildGatewaySchema(): Promise<GraphQLSchema> {
   return buildSchema({
     resolvers: [...RESOLVERS],
-    pubSub: pubSub as never,
+    pubSub: createLocalPubSub(),
     validate: false,
   });
 }

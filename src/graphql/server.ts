@@ -12,7 +12,7 @@ import type { Principal } from "../auth/principal.ts";
 import { DomainError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { Services } from "../services.ts";
-import type { GraphQLContext } from "./context.ts";
+import { createContext, type GraphQLContext } from "./context.ts";
 import { formatError } from "./errors.ts";
 import { costError, costLimitPlugin, depthRule, queryCost } from "./limits.ts";
 
@@ -60,9 +60,13 @@ export async function createGraphQLEndpoint(
         const variableValues = payload.variables ?? undefined;
         const cost = queryCost(schema, document, payload.operationName, variableValues);
         if (cost > config.graphqlMaxCost) return [costError(cost, config.graphqlMaxCost)];
-        const contextValue: GraphQLContext = { principal: ctx.extra.principal!, services };
+        const contextValue = createContext(ctx.extra.principal!, services);
         return { schema, document, variableValues, operationName: payload.operationName, contextValue };
       },
+      // graphql-ws does not run Apollo's formatError: give subscription errors the same codes.
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : result,
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatError(e.toJSON(), e)),
     },
     wsServer,
   );
@@ -101,7 +105,7 @@ export async function createGraphQLEndpoint(
     graphqlUploadExpress({ maxFileSize: config.uploadLimitBytes, maxFiles: 10 }),
     express.json({ limit: config.bodyLimitBytes }),
     expressMiddleware(apollo, {
-      context: async ({ res }): Promise<GraphQLContext> => ({ principal: res.locals.principal as Principal, services }),
+      context: async ({ res }): Promise<GraphQLContext> => createContext(res.locals.principal as Principal, services),
     }),
   );
 

@@ -24,12 +24,23 @@ export type DateValue = { kind: "day"; start: string; end: string } | { kind: "i
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
+/** Midnight UTC of a day; months and days roll over. (Date.UTC would read years 0–99 as 19xx.) */
+function utcDay(y: number, m: number, d: number): Date {
+  const date = new Date(0);
+  date.setUTCFullYear(y, m - 1, d);
+  return date;
+}
+
 function validDay(y: number, m: number, d: number): boolean {
-  const date = new Date(Date.UTC(y, m - 1, d));
+  const date = utcDay(y, m, d);
   return y >= 1 && date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+
+/** `YYYY-MM-DDT00:00:00Z`, also for year 10000 (toISOString would give `+010000-…`, which PostgreSQL refuses). */
+const midnight = (date: Date) =>
+  `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}T00:00:00Z`;
 
 export function parseDateValue(value: string): DateValue {
   const fail = () => badInput(`Cannot parse datetime '${value}'`);
@@ -37,8 +48,7 @@ export function parseDateValue(value: string): DateValue {
   if (day) {
     const [y, m, d] = day.slice(1).map(Number);
     if (!validDay(y, m, d)) throw fail();
-    const next = new Date(Date.UTC(y, m - 1, d + 1));
-    return { kind: "day", start: `${day[1]}-${day[2]}-${day[3]}T00:00:00Z`, end: next.toISOString() };
+    return { kind: "day", start: `${day[1]}-${day[2]}-${day[3]}T00:00:00Z`, end: midnight(utcDay(y, m, d + 1)) };
   }
   const dt = DATETIME.exec(value);
   if (!dt) throw fail();

@@ -23,6 +23,16 @@ type Documents = {
     "\n  mutation CreateOAuthClient($input: CreateOAuthClientInput!) {\n    createOAuthClient(input: $input) { clientId clientSecret client { name grants } }\n  }\n": typeof types.CreateOAuthClientDocument,
     "\n  query Listing($username: String!, $domain: String) {\n    domains { name }\n    users(domain: $domain) { username }\n    apiKeys(username: $username) { prefix revokedAt }\n  }\n": typeof types.ListingDocument,
     "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n": typeof types.MeDocument,
+    "\n  mutation GqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { caseId caseName externalId properties closed } }\n  }\n": typeof types.GqlCreateCaseDocument,
+    "\n  mutation GqlUpdateCase($domain: String!, $caseId: ID!, $input: CaseInput!) {\n    updateCase(domain: $domain, caseId: $caseId, input: $input) { case { caseName properties closed dateClosed } }\n  }\n": typeof types.GqlUpdateCaseDocument,
+    "\n  mutation GqlUpsertCase($domain: String!, $externalId: String!, $input: CaseInput!) {\n    upsertCase(domain: $domain, externalId: $externalId, input: $input) { case { caseId caseName } }\n  }\n": typeof types.GqlUpsertCaseDocument,
+    "\n  mutation GqlBulkWrite($domain: String!, $items: [CaseBulkItem!]!) {\n    bulkWriteCases(domain: $domain, items: $items) { xformId cases { caseId caseName parent { caseId } } }\n  }\n": typeof types.GqlBulkWriteDocument,
+    "\n  query GqlCasesPage($domain: String!, $filter: CaseFilter, $first: Int, $after: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { caseId caseName }\n    }\n  }\n": typeof types.GqlCasesPageDocument,
+    "\n  query GqlCasesWithRelations($domain: String!, $first: Int) {\n    cases(domain: $domain, first: $first, filter: { caseType: [\"visit\"] }) {\n      nodes {\n        caseId\n        parent { caseId caseName }\n        indices { name relationship case { caseId } }\n        openedBy { username }\n      }\n    }\n  }\n": typeof types.GqlCasesWithRelationsDocument,
+    "\n  query GqlRelations($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) {\n      caseName\n      children { caseName }\n      extensions { caseName }\n      host { caseName }\n      forms { id username deviceId xmlns caseIds }\n    }\n  }\n": typeof types.GqlRelationsDocument,
+    "\n  query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords missingRecords entries { by id case { caseName } }\n    }\n  }\n": typeof types.GqlByIdsDocument,
+    "\n  query GqlByExternal($domain: String!, $externalId: String!) {\n    caseByExternalId(domain: $domain, externalId: $externalId) { caseName }\n  }\n": typeof types.GqlByExternalDocument,
+    "\n  query GqlForm($domain: String!, $id: ID!) {\n    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }\n  }\n": typeof types.GqlFormDocument,
 };
 const documents: Documents = {
     "\n  mutation CreateDomain($name: String!) {\n    createDomain(name: $name) { id name }\n  }\n": types.CreateDomainDocument,
@@ -34,6 +44,16 @@ const documents: Documents = {
     "\n  mutation CreateOAuthClient($input: CreateOAuthClientInput!) {\n    createOAuthClient(input: $input) { clientId clientSecret client { name grants } }\n  }\n": types.CreateOAuthClientDocument,
     "\n  query Listing($username: String!, $domain: String) {\n    domains { name }\n    users(domain: $domain) { username }\n    apiKeys(username: $username) { prefix revokedAt }\n  }\n": types.ListingDocument,
     "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n": types.MeDocument,
+    "\n  mutation GqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { caseId caseName externalId properties closed } }\n  }\n": types.GqlCreateCaseDocument,
+    "\n  mutation GqlUpdateCase($domain: String!, $caseId: ID!, $input: CaseInput!) {\n    updateCase(domain: $domain, caseId: $caseId, input: $input) { case { caseName properties closed dateClosed } }\n  }\n": types.GqlUpdateCaseDocument,
+    "\n  mutation GqlUpsertCase($domain: String!, $externalId: String!, $input: CaseInput!) {\n    upsertCase(domain: $domain, externalId: $externalId, input: $input) { case { caseId caseName } }\n  }\n": types.GqlUpsertCaseDocument,
+    "\n  mutation GqlBulkWrite($domain: String!, $items: [CaseBulkItem!]!) {\n    bulkWriteCases(domain: $domain, items: $items) { xformId cases { caseId caseName parent { caseId } } }\n  }\n": types.GqlBulkWriteDocument,
+    "\n  query GqlCasesPage($domain: String!, $filter: CaseFilter, $first: Int, $after: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { caseId caseName }\n    }\n  }\n": types.GqlCasesPageDocument,
+    "\n  query GqlCasesWithRelations($domain: String!, $first: Int) {\n    cases(domain: $domain, first: $first, filter: { caseType: [\"visit\"] }) {\n      nodes {\n        caseId\n        parent { caseId caseName }\n        indices { name relationship case { caseId } }\n        openedBy { username }\n      }\n    }\n  }\n": types.GqlCasesWithRelationsDocument,
+    "\n  query GqlRelations($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) {\n      caseName\n      children { caseName }\n      extensions { caseName }\n      host { caseName }\n      forms { id username deviceId xmlns caseIds }\n    }\n  }\n": types.GqlRelationsDocument,
+    "\n  query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords missingRecords entries { by id case { caseName } }\n    }\n  }\n": types.GqlByIdsDocument,
+    "\n  query GqlByExternal($domain: String!, $externalId: String!) {\n    caseByExternalId(domain: $domain, externalId: $externalId) { caseName }\n  }\n": types.GqlByExternalDocument,
+    "\n  query GqlForm($domain: String!, $id: ID!) {\n    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }\n  }\n": types.GqlFormDocument,
 };
 
 /**
@@ -86,6 +106,46 @@ export function graphql(source: "\n  query Listing($username: String!, $domain: 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n"): (typeof documents)["\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation GqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { caseId caseName externalId properties closed } }\n  }\n"): (typeof documents)["\n  mutation GqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { caseId caseName externalId properties closed } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation GqlUpdateCase($domain: String!, $caseId: ID!, $input: CaseInput!) {\n    updateCase(domain: $domain, caseId: $caseId, input: $input) { case { caseName properties closed dateClosed } }\n  }\n"): (typeof documents)["\n  mutation GqlUpdateCase($domain: String!, $caseId: ID!, $input: CaseInput!) {\n    updateCase(domain: $domain, caseId: $caseId, input: $input) { case { caseName properties closed dateClosed } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation GqlUpsertCase($domain: String!, $externalId: String!, $input: CaseInput!) {\n    upsertCase(domain: $domain, externalId: $externalId, input: $input) { case { caseId caseName } }\n  }\n"): (typeof documents)["\n  mutation GqlUpsertCase($domain: String!, $externalId: String!, $input: CaseInput!) {\n    upsertCase(domain: $domain, externalId: $externalId, input: $input) { case { caseId caseName } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation GqlBulkWrite($domain: String!, $items: [CaseBulkItem!]!) {\n    bulkWriteCases(domain: $domain, items: $items) { xformId cases { caseId caseName parent { caseId } } }\n  }\n"): (typeof documents)["\n  mutation GqlBulkWrite($domain: String!, $items: [CaseBulkItem!]!) {\n    bulkWriteCases(domain: $domain, items: $items) { xformId cases { caseId caseName parent { caseId } } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GqlCasesPage($domain: String!, $filter: CaseFilter, $first: Int, $after: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { caseId caseName }\n    }\n  }\n"): (typeof documents)["\n  query GqlCasesPage($domain: String!, $filter: CaseFilter, $first: Int, $after: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { caseId caseName }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GqlCasesWithRelations($domain: String!, $first: Int) {\n    cases(domain: $domain, first: $first, filter: { caseType: [\"visit\"] }) {\n      nodes {\n        caseId\n        parent { caseId caseName }\n        indices { name relationship case { caseId } }\n        openedBy { username }\n      }\n    }\n  }\n"): (typeof documents)["\n  query GqlCasesWithRelations($domain: String!, $first: Int) {\n    cases(domain: $domain, first: $first, filter: { caseType: [\"visit\"] }) {\n      nodes {\n        caseId\n        parent { caseId caseName }\n        indices { name relationship case { caseId } }\n        openedBy { username }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GqlRelations($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) {\n      caseName\n      children { caseName }\n      extensions { caseName }\n      host { caseName }\n      forms { id username deviceId xmlns caseIds }\n    }\n  }\n"): (typeof documents)["\n  query GqlRelations($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) {\n      caseName\n      children { caseName }\n      extensions { caseName }\n      host { caseName }\n      forms { id username deviceId xmlns caseIds }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords missingRecords entries { by id case { caseName } }\n    }\n  }\n"): (typeof documents)["\n  query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords missingRecords entries { by id case { caseName } }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GqlByExternal($domain: String!, $externalId: String!) {\n    caseByExternalId(domain: $domain, externalId: $externalId) { caseName }\n  }\n"): (typeof documents)["\n  query GqlByExternal($domain: String!, $externalId: String!) {\n    caseByExternalId(domain: $domain, externalId: $externalId) { caseName }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GqlForm($domain: String!, $id: ID!) {\n    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }\n  }\n"): (typeof documents)["\n  query GqlForm($domain: String!, $id: ID!) {\n    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -22,8 +22,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   return { ...loadConfig({ LOG_LEVEL: "silent", DATA_DIR: "/nonexistent" }), ...overrides };
 }
 
-export async function build(overrides: Partial<Config> = {}): Promise<TestApp> {
-  const db = await freshDatabase();
+export async function build(overrides: Partial<Config> = {}, wrapDb: (db: Database) => Database = (db) => db): Promise<TestApp> {
+  const db = wrapDb(await freshDatabase());
   const services = await createServices(db, testConfig(overrides));
   const server = await buildServer(services);
   const rootUser = await db.prisma.user.create({

@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { inject } from "vitest";
-import { pgliteDatabase, postgresDatabase, type Database } from "../../src/db/client.ts";
+import { clientFor, pgliteDatabase, postgresDatabase, type Database } from "../../src/db/client.ts";
 import { withDatabase } from "../setup/global.ts";
 
 /** A fresh, migrated database for one test, on the engine this run tests (see test/setup/global.ts). */
@@ -60,4 +60,42 @@ export async function freshDatabase(): Promise<Database> {
   pgliteTemplate ??= loadPgliteTemplate();
   const clone = (await (await pgliteTemplate).clone()) as PGlite;
   return pgliteDatabase(clone);
+}
+
+/**
+ * Counts the SQL statements a client sends, by wrapping the driver adapter: the proof that a
+ * GraphQL page with relations costs a constant number of queries.
+ */
+export function countQueries(db: Database): { db: Database; count: () => number; reset: () => void } {
+  let count = 0;
+  const wrap = <T extends object>(target: T): T =>
+    new Proxy(target, {
+      get(obj, prop, receiver) {
+        const value = Reflect.get(obj, prop, receiver);
+        if (typeof value !== "function") return value;
+        if (prop === "queryRaw" || prop === "executeRaw") {
+          return (...args: unknown[]) => {
+            count += 1;
+            return value.apply(obj, args);
+          };
+        }
+        if (prop === "startTransaction") {
+          return async (...args: unknown[]) => wrap(await value.apply(obj, args));
+        }
+        return value.bind(obj);
+      },
+    });
+  const factory = db.adapterFactory;
+  const counted = {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => wrap(await factory.connect()),
+    connectToShadowDb: async () => wrap(await factory.connectToShadowDb()),
+  };
+  const prisma = clientFor(counted);
+  return {
+    db: { ...db, prisma, adapterFactory: counted, close: async () => { await prisma.$disconnect(); await db.close(); } },
+    count: () => count,
+    reset: () => void (count = 0),
+  };
 }

@@ -1,0 +1,42 @@
+import { build, createDomain, createUser, type TestApp, type TestUser } from "./app.ts";
+
+/** An app with domain "demo", an editor (edit_data) and a reader (view_data) in it. */
+export interface CaseTestApp extends TestApp {
+  editor: TestUser;
+  reader: TestUser;
+  /** POST /a/demo/api/case/v2/ as the editor; returns the response */
+  post(body: unknown, query?: string): Promise<import("supertest").Response>;
+  put(path: string, body: unknown): Promise<import("supertest").Response>;
+  get(path: string): Promise<import("supertest").Response>;
+  /** creates one case through the API and returns its serialized form */
+  createCase(fields?: Record<string, unknown>): Promise<Record<string, any>>;
+}
+
+export const CASES = "/a/demo/api/case/v2/";
+
+export async function buildCaseApp(): Promise<CaseTestApp> {
+  const app = await build();
+  await createDomain(app, "demo");
+  const editor = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_data"] });
+  const reader = await createUser(app, { domain: "demo", permissions: ["access_api", "view_data"] });
+  const post = (body: unknown, query = "") =>
+    app.http().post(`${CASES}${query}`).set("Authorization", editor.authorization).send(body as object);
+  const put = (path: string, body: unknown) =>
+    app.http().put(`${CASES}${path}`).set("Authorization", editor.authorization).send(body as object);
+  const get = (path: string) => app.http().get(`${CASES}${path}`).set("Authorization", editor.authorization);
+  let counter = 0;
+  return {
+    ...app,
+    editor,
+    reader,
+    post,
+    put,
+    get,
+    async createCase(fields = {}) {
+      counter += 1;
+      const res = await post({ case_type: "patient", case_name: `case ${counter}`, owner_id: "owner-1", ...fields });
+      if (res.status !== 200) throw new Error(`createCase failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.case;
+    },
+  };
+}
