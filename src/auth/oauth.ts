@@ -77,7 +77,7 @@ function oauthModel(prisma: Prisma, lifetimes: Lifetimes) {
 
     async getAccessToken(accessToken: string) {
       const row = await tokenRow({ accessTokenHash: hashToken(accessToken) });
-      if (!row || row.revokedAt) return false;
+      if (!row || row.revokedAt || row.client.revokedAt) return false;
       return {
         accessToken,
         accessTokenExpiresAt: row.accessTokenExpiresAt,

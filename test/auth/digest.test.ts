@@ -33,7 +33,7 @@ function parseChallenge(header: string): Challenge {
 }
 
 /** The Digest challenges of a 401, keyed by algorithm. */
-function digestChallenges(res: { res: { rawHeaders: string[] } }): Record<Algorithm, Challenge> {
+function digestChallenges(res: Parameters<typeof headerValues>[0]): Record<Algorithm, Challenge> {
   const challenges = headerValues(res, "WWW-Authenticate")
     .filter((h) => h.startsWith("Digest "))
     .map(parseChallenge);
@@ -271,9 +271,10 @@ describe("Digest", () => {
     }
   });
 
-  it("answers 401, never 500, for a nonce count at the top of its 8-hex-digit range", async () => {
+  it("refuses nc=00000000 and counts beyond 31 bits with 401, never 500", async () => {
     const c = (await challenge())["SHA-256"];
-    for (const nc of [0xffffffff, 0x80000000]) {
+    // RFC 7616 §3.4: the first request on a nonce sends nc=00000001.
+    for (const nc of [0, 0xffffffff, 0x80000000]) {
       const res = await app
         .http()
         .get(PATH)
