@@ -3,6 +3,7 @@ import { loadConfig, type Config } from "./config.ts";
 import { openDatabase } from "./db/client.ts";
 import { applyMigrations } from "./db/migrate.ts";
 import { log, setLogLevel } from "./log.ts";
+import { startMaintenance } from "./maintenance.ts";
 import { buildServer } from "./server.ts";
 import { createServices } from "./services.ts";
 
@@ -17,6 +18,7 @@ async function main(config: Config): Promise<void> {
     await services.admin.bootstrapSuperuser(config.bootstrapAdmin.username, config.bootstrapAdmin.password);
   }
   const server = await buildServer(services);
+  const stopMaintenance = startMaintenance(services);
   const url = await server.listen(config.port, config.host);
   console.log(`field-data gateway listening on ${url} (${db.kind === "pglite" ? `embedded database in ${config.dataDir}` : "PostgreSQL"})`);
 
@@ -26,6 +28,7 @@ async function main(config: Config): Promise<void> {
     stopping = true;
     log.info("stopping", { signal });
     try {
+      stopMaintenance();
       await server.close();
       await db.close();
       process.exit(0);
