@@ -30,6 +30,7 @@ async function main(config: Config): Promise<void> {
     try {
       stopMaintenance();
       await server.close();
+      await services.close();
       await db.close();
       process.exit(0);
     } catch (error) {

@@ -9,7 +9,7 @@ import { OAuthService } from "./auth/oauth.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/client.ts";
 import { serverSecret } from "./db/server-secrets.ts";
-import { createLocalPubSub, type PubSub } from "./graphql/pubsub.ts";
+import { localEventBus, postgresEventBus, type EventBus, type PubSub } from "./graphql/pubsub.ts";
 import { LocationTypeService } from "./locations/location-type.service.ts";
 
 /** Every domain service of one process, built once over one database. */
@@ -26,6 +26,8 @@ export interface Services {
   caseReads: CaseReadService;
   caseWrites: CaseWriteService;
   caseForms: FormService;
+  /** releases what the services hold besides the database (the event listener) */
+  close(): Promise<void>;
 }
 
 export async function createServices(db: Database, config: Config): Promise<Services> {
@@ -33,7 +35,8 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const digestKey = await serverSecret(prisma, "digest-nonce-key");
   const digest = new DigestAuth(prisma, config.authRealm, digestKey, config.digestNonceTtlSeconds * 1000);
   const oauth = new OAuthService(prisma, config);
-  const pubsub = createLocalPubSub();
+  const events: EventBus = db.url ? await postgresEventBus(db.url) : localEventBus();
+  const pubsub = events.pubsub;
   const cursors = new CursorCodec(await serverSecret(prisma, "case-cursor-key"));
   return {
     config,
@@ -48,5 +51,6 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     caseReads: new CaseReadService(prisma, cursors),
     caseWrites: new CaseWriteService(prisma, pubsub),
     caseForms: new FormService(prisma),
+    close: () => events.close(),
   };
 }

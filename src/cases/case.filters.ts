@@ -62,11 +62,13 @@ function group(params: Params): Map<string, string[]> {
 }
 
 const isDateField = (name: string): name is DateField => (DATE_FIELDS as readonly string[]).includes(name);
+/** Own keys only: `key in EXACT_FIELDS` would also accept `toString`, `constructor`, `__proto__`…. */
+const isExactField = (name: string): name is ExactField => Object.hasOwn(EXACT_FIELDS, name);
 
 /** Checks every parameter name, in the order given, before any value is interpreted. */
 function checkNames(params: Params, extra: readonly string[]): void {
   for (const [key] of params) {
-    if (key in EXACT_FIELDS || key === "limit" || key === "closed" || extra.includes(key) || isSelectionParam(key)) continue;
+    if (isExactField(key) || key === "limit" || key === "closed" || extra.includes(key) || isSelectionParam(key)) continue;
     const dot = key.indexOf(".");
     const head = dot < 0 ? key : key.slice(0, dot);
     const tail = dot < 0 ? "" : key.slice(dot + 1);
@@ -91,7 +93,7 @@ export function parseCaseQuery(params: Params, extraAllowed: readonly string[] =
     selection: parseFieldSelection(params),
   };
   for (const [key, values] of grouped) {
-    if (key in EXACT_FIELDS) query.exact[key as ExactField] = values;
+    if (isExactField(key)) query.exact[key] = values;
     else if (key === "closed") query.closed = values.map(parseClosed);
     else if (key.startsWith("properties.")) query.properties.set(key.slice("properties.".length), values);
     else if (key.startsWith("indices.")) query.indices.set(key.slice("indices.".length), values);

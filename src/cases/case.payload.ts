@@ -180,6 +180,10 @@ export function parseCaseAction(raw: unknown, context: WriteContext): CaseAction
       throw badInput(`'${field}' cannot be longer than ${MAX_LENGTH} characters.`);
     }
   }
+  // PUT ext/{ext_id}/ stores the path's id as the case's external_id: the same limit applies.
+  if (context.kind === "upsertExternal" && [...context.externalId].length > MAX_LENGTH) {
+    throw badInput(`'external_id' cannot be longer than ${MAX_LENGTH} characters.`);
+  }
   switch (action) {
     case "create":
       return { action, temporaryId: raw.temporary_id as string | undefined, fields };

@@ -69,11 +69,9 @@ export class CaseReadService {
     const after = state.after;
     const query = parseCaseQuery(queryParams);
     const page = await this.repository.page(domain, query, after);
-    const last = page.records[page.records.length - 1];
+    // the keyset at the column's full precision: a Date (milliseconds) would repeat the last case
     const nextCursor =
-      page.hasMore && last
-        ? this.cursors.encode({ params: queryParams, after: { indexedOn: last.indexedOn.toISOString(), caseId: last.id } })
-        : undefined;
+      page.hasMore && page.lastKey ? this.cursors.encode({ params: queryParams, after: page.lastKey }) : undefined;
     return { records: page.records, total: page.total, nextCursor, selection: query.selection };
   }
 

@@ -84,17 +84,26 @@ function whereClause(domainId: string, query: CaseQuery, after?: Keyset): Prisma
 export class CaseRepository {
   constructor(private readonly db: Db) {}
 
-  /** One page in keyset order, whether more follow, and how many match from this page on. */
+  /**
+   * One page in keyset order, whether more follow, and how many match from this page on.
+   * `lastKey` is the keyset of the page's last case at the column's full (microsecond) precision:
+   * a JS Date keeps only milliseconds, and a cursor built from it would repeat that case forever.
+   */
   async page(domain: { id: string; name: string }, query: CaseQuery, after?: Keyset) {
     const where = whereClause(domain.id, query, after);
     const [rows, [{ count }]] = await Promise.all([
-      this.db.$queryRaw<CaseRow[]>`SELECT ${COLUMNS} FROM cases c WHERE ${where}
+      this.db.$queryRaw<(CaseRow & { indexed_on_key: string })[]>`SELECT ${COLUMNS},
+          to_char(c.indexed_on AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS indexed_on_key
+        FROM cases c WHERE ${where}
         ORDER BY c.indexed_on, c.id LIMIT ${query.limit + 1}`,
       this.db.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM cases c WHERE ${where}`,
     ]);
     const hasMore = rows.length > query.limit;
-    const records = await this.withIndices(domain.name, hasMore ? rows.slice(0, query.limit) : rows);
-    return { records, total: Number(count), hasMore };
+    const pageRows = hasMore ? rows.slice(0, query.limit) : rows;
+    const lastRow = pageRows[pageRows.length - 1];
+    const lastKey: Keyset | undefined = lastRow ? { indexedOn: lastRow.indexed_on_key, caseId: lastRow.id } : undefined;
+    const records = await this.withIndices(domain.name, pageRows);
+    return { records, total: Number(count), hasMore, lastKey };
   }
 
   async byIds(domain: { id: string; name: string }, ids: string[]): Promise<Map<string, CaseRecord>> {

@@ -207,10 +207,7 @@ export class CaseResolver {
       await authorize(ctx.services.prisma, ctx.principal, args.domain, "caseRead");
       return pipe(
         ctx.services.pubsub.subscribe(CASE_CHANGED),
-        filter((event) => {
-          const e = event as CaseChangedEvent;
-          return e.domain === args.domain && (!args.caseType || e.caseType === args.caseType);
-        }),
+        filter((e: CaseChangedEvent) => e.domain === args.domain && (!args.caseType || e.caseType === args.caseType)),
       );
     },
   })

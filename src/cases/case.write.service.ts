@@ -17,7 +17,7 @@ import { serializeCase, type CaseRecord } from "./case.serializer.ts";
  * concurrent upserts of one external id end as one case.
  */
 
-export const CASE_CHANGED = "caseChanged";
+export const CASE_CHANGED = "caseChanged" as const;
 
 export interface CaseChangedEvent {
   domain: string;

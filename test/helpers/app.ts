@@ -37,6 +37,7 @@ export async function build(overrides: Partial<Config> = {}, wrapDb: (db: Databa
     root: { userId: rootUser.id, username: rootUser.username, isSuperuser: true, scheme: "apikey" },
     async close() {
       await server.close();
+      await services.close();
       await db.close();
     },
   };
