@@ -41,15 +41,17 @@ function tree(paths: string[][]): Tree {
   const root: Tree = new Map();
   for (const path of paths) {
     let node = root;
-    path.forEach((part, i) => {
-      const last = i === path.length - 1;
+    for (const [i, part] of path.entries()) {
       const existing = node.get(part);
-      if (existing === true) return; // a whole field already includes its parts
-      if (last) return void node.set(part, true);
-      const next = existing ?? new Map();
+      if (existing === true) break; // a whole field already includes its parts
+      if (i === path.length - 1) {
+        node.set(part, true);
+        break;
+      }
+      const next: Tree = existing ?? new Map();
       node.set(part, next);
       node = next;
-    });
+    }
   }
   return root;
 }

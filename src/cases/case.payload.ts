@@ -78,10 +78,12 @@ export function pythonStr(value: unknown): string {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-function allowedKeys(context: WriteContext, create: unknown): Set<string> {
+function allowedKeys(context: WriteContext, create: unknown, caseId: unknown): Set<string> {
   const keys = new Set(["case_type", "case_name", "owner_id", "external_id", "properties", "indices", "close"]);
   const creating = context.kind === "create" || (context.kind === "bulk" && create === true);
-  const updating = context.kind === "update" || (context.kind === "bulk" && create === false);
+  // PUT '' with a case_id is an update too: temporary_id is not a valid field there.
+  const updating =
+    context.kind === "update" || (context.kind === "bulk" && create === false) || (context.kind === "put" && caseId !== undefined);
   if (context.kind !== "create") keys.add("case_id");
   if (context.kind === "bulk") keys.add("create");
   if (!updating) keys.add("temporary_id");
@@ -91,6 +93,12 @@ function allowedKeys(context: WriteContext, create: unknown): Set<string> {
 
 function valueError(key: string, value: unknown) {
   return badInput(`Error with case property '${key}'. Values must be strings, received '${pythonStr(value)}'`);
+}
+
+/** A string value, checked: PostgreSQL text cannot hold NUL, and no form value may carry one. */
+function checkString(key: string, value: unknown): void {
+  if (typeof value !== "string") throw valueError(key, value);
+  if (value.includes("\u0000")) throw badInput(`Error with case property '${key}'. Values cannot contain the NUL character.`);
 }
 
 function parseIndices(raw: unknown): IndexChange[] {
@@ -104,7 +112,7 @@ function parseIndices(raw: unknown): IndexChange[] {
       if (!INDEX_KEYS.has(key)) throw badInput(`'${key}' is not a valid field.`);
     }
     for (const key of INDEX_KEYS) {
-      if (spec[key] !== undefined && typeof spec[key] !== "string") throw valueError(key, spec[key]);
+      if (spec[key] !== undefined) checkString(key, spec[key]);
     }
     const refs = (["case_id", "external_id", "temporary_id"] as const).filter((k) => spec[k] !== undefined);
     if (refs.length !== 1) throw badInput("Indices must specify case_id, external_id, or temporary ID, and only one");
@@ -134,7 +142,9 @@ function parseProperties(raw: unknown): Record<string, string> {
   for (const [key, value] of Object.entries(raw)) {
     if (!isXmlName(key)) throw badInput(`Error with case property '${key}'. Case property names must be valid XML identifiers.`);
     if (TOP_LEVEL.has(key)) throw badInput(`Error with case property '${key}'. This must be specified at the top level.`);
-    if (typeof value !== "string") throw valueError(key, value);
+    // JSON objects cannot keep this name safely (it is the prototype accessor of every object).
+    if (key === "__proto__") throw badInput(`Error with case property '${key}'. This name is reserved.`);
+    checkString(key, value);
   }
   return raw as Record<string, string>;
 }
@@ -143,7 +153,7 @@ function parseProperties(raw: unknown): Record<string, string> {
 export function parseCaseAction(raw: unknown, context: WriteContext): CaseAction {
   if (!isObject(raw)) throw badInput("Payload must be a JSON object");
   const create = raw.create;
-  const allowed = allowedKeys(context, create);
+  const allowed = allowedKeys(context, create, raw.case_id);
   for (const key of Object.keys(raw)) {
     if (!allowed.has(key)) throw badInput(`'${key}' is not a valid field.`);
   }
@@ -154,8 +164,9 @@ export function parseCaseAction(raw: unknown, context: WriteContext): CaseAction
     throw badInput(`'close' must be true or false, received '${pythonStr(raw.close)}'`);
   }
   for (const key of STRING_FIELDS) {
-    if (raw[key] !== undefined && typeof raw[key] !== "string") throw valueError(key, raw[key]);
+    if (raw[key] !== undefined) checkString(key, raw[key]);
   }
+  if (context.kind === "upsertExternal") checkString("external_id", context.externalId);
   const caseId = raw.case_id as string | undefined;
   const externalId = raw.external_id as string | undefined;
   const action = classify(context, create, caseId, externalId);
@@ -211,6 +222,11 @@ function classify(
       }
       return "update-by-id";
     case "upsertExternal":
+      // The case is found and created under the path's id: another id in the body would make the
+      // PUT create a new case on every repetition, which the contract forbids (idempotent).
+      if (externalId !== undefined && externalId !== context.externalId) {
+        throw badInput("The external_id in the body does not match the external_id in the URL");
+      }
       return "upsert";
     case "put":
       if (caseId !== undefined) return "update-by-id";

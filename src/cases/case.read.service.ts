@@ -1,7 +1,8 @@
 import type { Principal } from "../auth/principal.ts";
-import { authorize } from "../auth/permissions.ts";
+import { authorize, type DomainRef } from "../auth/permissions.ts";
 import type { Prisma } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
+import { requireJson } from "../util/json.ts";
 import { CursorCodec } from "./case.cursor.ts";
 import { selectFields, type FieldSelection } from "./case.fields.ts";
 import { parseCaseQuery, parseSelectionOnly, type Params } from "./case.filters.ts";
@@ -76,43 +77,60 @@ export class CaseReadService {
   }
 
   async getRecord(principal: Principal, domainName: string, caseId: string): Promise<CaseRecord | undefined> {
-    const domain = await this.domain(principal, domainName);
-    return (await this.repository.byIds(domain, [caseId])).get(caseId.toLowerCase());
+    return this.recordById(await this.domain(principal, domainName), caseId);
   }
 
   async getRecordByExternalId(principal: Principal, domainName: string, externalId: string): Promise<CaseRecord | undefined> {
-    const domain = await this.domain(principal, domainName);
-    return (await this.repository.byExternalIds(domain, [externalId])).get(externalId);
+    return this.recordByExternalId(await this.domain(principal, domainName), externalId);
   }
 
+  // REST reads: permission first (403), then the parameters (400), then the lookup (404).
+
   async get(principal: Principal, domainName: string, caseId: string, params: Params) {
+    const domain = await this.domain(principal, domainName);
     const selection = parseSelectionOnly(params);
-    const found = await this.getRecord(principal, domainName, caseId);
+    const found = await this.recordById(domain, caseId);
     if (!found) throw notFound(`Case '${caseId}' not found`);
     return selectFields(serializeCase(found), selection);
   }
 
   async getByExternalId(principal: Principal, domainName: string, externalId: string, params: Params) {
+    const domain = await this.domain(principal, domainName);
     const selection = parseSelectionOnly(params);
-    const found = await this.getRecordByExternalId(principal, domainName, externalId);
+    const found = await this.recordByExternalId(domain, externalId);
     if (!found) throw notFound(`Case '${externalId}' not found`);
     return selectFields(serializeCase(found), selection);
   }
 
   /** `GET id1,id2,…`: the bulk-fetch envelope, never a 404. */
   async getMany(principal: Principal, domainName: string, caseIds: string[], params: Params): Promise<BulkResult> {
+    const domain = await this.domain(principal, domainName);
     const selection = parseSelectionOnly(params);
-    return this.fetch(principal, domainName, { caseIds, externalIds: [] }, selection);
+    return envelope(await this.entries(domain, { caseIds, externalIds: [] }), selection);
   }
 
   async bulkFetch(principal: Principal, domainName: string, body: unknown, params: Params): Promise<BulkResult> {
+    const domain = await this.domain(principal, domainName);
     const selection = parseSelectionOnly(params);
-    return this.fetch(principal, domainName, parseBulkRequest(body), selection);
+    const request = parseBulkRequest(requireJson(body));
+    return envelope(await this.entries(domain, request), selection);
+  }
+
+  /** GraphQL's bulk fetch: one entry per requested id. */
+  async fetchRecords(principal: Principal, domainName: string, request: BulkRequest): Promise<BulkEntry[]> {
+    return this.entries(await this.domain(principal, domainName), request);
+  }
+
+  private async recordById(domain: DomainRef, caseId: string) {
+    return (await this.repository.byIds(domain, [caseId])).get(caseId.toLowerCase());
+  }
+
+  private async recordByExternalId(domain: DomainRef, externalId: string) {
+    return (await this.repository.byExternalIds(domain, [externalId])).get(externalId);
   }
 
   /** One entry per requested id in request order, case ids first, duplicates repeated. */
-  async fetchRecords(principal: Principal, domainName: string, request: BulkRequest): Promise<BulkEntry[]> {
-    const domain = await this.domain(principal, domainName);
+  private async entries(domain: DomainRef, request: BulkRequest): Promise<BulkEntry[]> {
     const [byId, byExternal] = await Promise.all([
       this.repository.byIds(domain, request.caseIds),
       this.repository.byExternalIds(domain, request.externalIds),
@@ -122,16 +140,13 @@ export class CaseReadService {
       ...request.externalIds.map((id): BulkEntry => ({ by: "external_id", id, record: byExternal.get(id) })),
     ];
   }
+}
 
-  /** The bulk envelope: a missing id is a stub; field selection applies to found cases only. */
-  private async fetch(principal: Principal, domainName: string, request: BulkRequest, selection: FieldSelection): Promise<BulkResult> {
-    const entries = await this.fetchRecords(principal, domainName, request);
-    const cases = entries.map((e) =>
-      e.record ? selectFields(serializeCase(e.record), selection) : { [e.by]: e.id, error: "not found" },
-    );
-    const missing = entries.filter((e) => !e.record).length;
-    return { matching_records: entries.length - missing, missing_records: missing, cases };
-  }
+/** The bulk envelope: a missing id is a stub; field selection applies to found cases only. */
+function envelope(entries: BulkEntry[], selection: FieldSelection): BulkResult {
+  const cases = entries.map((e) => (e.record ? selectFields(serializeCase(e.record), selection) : { [e.by]: e.id, error: "not found" }));
+  const missing = entries.filter((e) => !e.record).length;
+  return { matching_records: entries.length - missing, missing_records: missing, cases };
 }
 
 function stringList(body: Record<string, unknown>, key: string): string[] {

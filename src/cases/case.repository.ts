@@ -43,10 +43,16 @@ const COLUMN_OF = {
   date_closed: "date_closed",
 } as const;
 
+/** PostgreSQL text and jsonb cannot hold NUL: a value with one names nothing stored (and would fail the query). */
+const storable = (value: string) => !value.includes("\u0000");
+
 const anyOf = (conditions: Prisma.Sql[]) =>
   conditions.length === 0 ? sql`FALSE` : conditions.length === 1 ? conditions[0] : sql`(${join(conditions, " OR ")})`;
 
 function propertyCondition(name: string, value: string): Prisma.Sql {
+  // A property whose name holds NUL cannot exist (unset); a value holding NUL cannot be stored.
+  if (!storable(name)) return value === "" ? sql`TRUE` : sql`FALSE`;
+  if (!storable(value)) return sql`FALSE`;
   // An empty value matches an unset property as well as an empty one.
   return value === ""
     ? sql`(NOT jsonb_exists(c.properties, ${name}) OR c.properties ->> ${name} = '')`
@@ -61,14 +67,15 @@ export interface Keyset {
 function whereClause(domainId: string, query: CaseQuery, after?: Keyset): Prisma.Sql {
   const parts: Prisma.Sql[] = [sql`c.domain_id = ${domainId}::uuid`];
   for (const [field, values] of Object.entries(query.exact)) {
-    parts.push(sql`c.${raw(COLUMN_OF[field as keyof typeof COLUMN_OF])} = ANY(${values}::text[])`);
+    const wanted = values.filter(storable);
+    parts.push(wanted.length ? sql`c.${raw(COLUMN_OF[field as keyof typeof COLUMN_OF])} = ANY(${wanted}::text[])` : sql`FALSE`);
   }
   if (query.closed) parts.push(sql`c.closed = ANY(${query.closed}::boolean[])`);
   for (const [name, values] of query.properties) parts.push(anyOf(values.map((v) => propertyCondition(name, v))));
   for (const [name, values] of query.indices) {
     const ids = values.filter(isUuid);
     parts.push(
-      ids.length
+      ids.length && storable(name)
         ? sql`c.id IN (SELECT ci.case_id FROM case_indices ci
                 WHERE ci.domain_id = ${domainId}::uuid AND ci.name = ${name} AND ci.referenced_id = ANY(${ids}::uuid[]))`
         : sql`FALSE`,
@@ -117,7 +124,7 @@ export class CaseRepository {
 
   /** The oldest case (by date_opened, then case_id) for each external id. */
   async byExternalIds(domain: { id: string; name: string }, externalIds: string[]): Promise<Map<string, CaseRecord>> {
-    const unique = [...new Set(externalIds)];
+    const unique = [...new Set(externalIds.filter(storable))];
     if (!unique.length) return new Map();
     const rows = await this.db.$queryRaw<CaseRow[]>`SELECT DISTINCT ON (c.external_id) ${COLUMNS} FROM cases c
       WHERE c.domain_id = ${domain.id}::uuid AND c.external_id = ANY(${unique}::text[])

@@ -18,12 +18,6 @@ function writeRequest(req: Request, res: Response): WriteRequest {
   };
 }
 
-/** express.json leaves no body when none was sent: that is not valid JSON either. */
-function jsonOf(req: Request): unknown {
-  if (req.body === undefined) throw badInput("Payload must be valid JSON");
-  return req.body;
-}
-
 /** The external id of `ext/{ext_id}/`: percent-decoded, `/` and anything else allowed. */
 function externalIdOf(req: Request): string {
   const raw = req.url.split("?")[0].replace(/^\//, "").replace(/\/$/, "");
@@ -50,26 +44,16 @@ export function caseRouter(services: Services): Router {
       res.json(body);
     }),
     POST: handler(async (req, res) => {
-      const body = jsonOf(req);
-      res.json(
-        Array.isArray(body)
-          ? await caseWrites.writeBulk(writeRequest(req, res), body)
-          : await caseWrites.writeOne(writeRequest(req, res), body, { kind: "create" }),
-      );
+      res.json(await caseWrites.write(writeRequest(req, res), req.body, { kind: "create" }));
     }),
     PUT: handler(async (req, res) => {
-      const body = jsonOf(req);
-      res.json(
-        Array.isArray(body)
-          ? await caseWrites.writeBulk(writeRequest(req, res), body)
-          : await caseWrites.writeOne(writeRequest(req, res), body, { kind: "put" }),
-      );
+      res.json(await caseWrites.write(writeRequest(req, res), req.body, { kind: "put" }));
     }),
   });
 
   route(router, "/bulk-fetch/", {
     POST: handler(async (req, res) => {
-      res.json(await caseReads.bulkFetch(locals(res).principal, String(req.params.domain), jsonOf(req), queryParams(req)));
+      res.json(await caseReads.bulkFetch(locals(res).principal, String(req.params.domain), req.body, queryParams(req)));
     }),
   });
 
@@ -81,7 +65,7 @@ export function caseRouter(services: Services): Router {
     }),
     PUT: handler(async (req, res) => {
       const externalId = externalIdOf(req);
-      res.json(await caseWrites.writeOne(writeRequest(req, res), jsonOf(req), { kind: "upsertExternal", externalId }));
+      res.json(await caseWrites.write(writeRequest(req, res), req.body, { kind: "upsertExternal", externalId }));
     }),
   });
   router.use("/ext", ext);
@@ -101,7 +85,7 @@ export function caseRouter(services: Services): Router {
     PUT: handler(async (req, res, next) => {
       const caseId = String(req.params.caseId);
       if (!CASE_ID_SEGMENT.test(caseId) || caseId.includes(",")) return next();
-      res.json(await caseWrites.writeOne(writeRequest(req, res), jsonOf(req), { kind: "update", caseId }));
+      res.json(await caseWrites.write(writeRequest(req, res), req.body, { kind: "update", caseId }));
     }),
   });
   return router;

@@ -4,6 +4,7 @@ import type { Prisma } from "../db/client.ts";
 import { badInput, DomainError } from "../errors.ts";
 import type { PubSub } from "../graphql/pubsub.ts";
 import { newUuid } from "../util/ids.ts";
+import { requireJson } from "../util/json.ts";
 import { selectFields } from "./case.fields.ts";
 import { parseSelectionOnly, type Params } from "./case.filters.ts";
 import { CASE_API_XMLNS, formXml, type CaseBlock, type FormMeta } from "./case.form.ts";
@@ -66,27 +67,22 @@ export class CaseWriteService {
     private readonly pubsub: PubSub,
   ) {}
 
-  /** POST with an object, PUT {case_id}, PUT ext/{ext_id}/, PUT '' with an object. */
-  async writeOne(request: WriteRequest, body: unknown, context: WriteContext): Promise<SingleWriteResult> {
+  /**
+   * A REST write: POST or PUT '' with an object or a list (bulk), PUT {case_id}, PUT ext/{ext_id}/.
+   * The response shape follows the body: `case` for an object, `cases` for a list.
+   */
+  async write(request: WriteRequest, body: unknown, context: WriteContext): Promise<SingleWriteResult | BulkWriteResult> {
     const domain = await this.authorizeWrite(request);
     const selection = parseSelectionOnly(request.params);
-    const result = await this.applyBody(request, domain, body, context);
-    return { xform_id: result.formId, form_id: result.formId, case: selectFields(serializeCase(result.cases[0]), selection) };
+    const json = requireJson(body);
+    const result = await this.applyBody(request, domain, json, context);
+    const shaped = (c: CaseRecord) => selectFields(serializeCase(c), selection);
+    return Array.isArray(json)
+      ? { xform_id: result.formId, form_id: result.formId, cases: result.cases.map(shaped) }
+      : { xform_id: result.formId, form_id: result.formId, case: shaped(result.cases[0]) };
   }
 
-  /** POST or PUT with a list: up to 100 creates, updates and upserts in one form. */
-  async writeBulk(request: WriteRequest, items: unknown[]): Promise<BulkWriteResult> {
-    const domain = await this.authorizeWrite(request);
-    const selection = parseSelectionOnly(request.params);
-    const result = await this.applyBody(request, domain, items);
-    return {
-      xform_id: result.formId,
-      form_id: result.formId,
-      cases: result.cases.map((c) => selectFields(serializeCase(c), selection)),
-    };
-  }
-
-  /** A list body is a bulk write; an object is one write in `context`. Returns the written records. */
+  /** The GraphQL entry: the same rules, returning the written records. */
   async writeRecords(request: WriteRequest, body: unknown, context: WriteContext = { kind: "bulk" }) {
     return this.applyBody(request, await this.authorizeWrite(request), body, context);
   }
@@ -99,8 +95,10 @@ export class CaseWriteService {
     return authorize(this.prisma, request.principal, request.domain, "caseWrite");
   }
 
-  private applyBody(request: WriteRequest, domain: DomainRef, body: unknown, context: WriteContext = { kind: "bulk" }) {
-    if (Array.isArray(body)) return this.apply(request, domain, parseBulk(body), true);
+  /** A list is a bulk write where a list is allowed (POST, PUT ''); otherwise one object is expected. */
+  private applyBody(request: WriteRequest, domain: DomainRef, body: unknown, context: WriteContext) {
+    const listAllowed = context.kind === "bulk" || context.kind === "create" || context.kind === "put";
+    if (Array.isArray(body) && listAllowed) return this.apply(request, domain, parseBulk(body), true);
     return this.apply(request, domain, [parseCaseAction(body, context)], false);
   }
 

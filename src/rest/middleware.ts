@@ -4,6 +4,7 @@ import { authorize, type Access, type DomainRef } from "../auth/permissions.ts";
 import type { Authenticator } from "../auth/authenticate.ts";
 import type { Prisma } from "../db/client.ts";
 import { DomainError } from "../errors.ts";
+import { UNPARSABLE_JSON } from "../util/json.ts";
 
 /** What the REST middleware leaves for the handlers. */
 export interface RestLocals {
@@ -57,7 +58,23 @@ export function route(router: Router, path: string, handlers: Partial<Record<Met
   });
 }
 
-/** JSON bodies whatever their Content-Type: legacy clients do not always send one. */
+/**
+ * JSON bodies whatever their Content-Type (legacy clients do not always send one). A body that is
+ * empty or not JSON becomes UNPARSABLE_JSON for the service to refuse after its permission check;
+ * a body over the limit is refused here (413).
+ */
 export function jsonBody(limitBytes: number): RequestHandler {
-  return express.json({ limit: limitBytes, type: () => true, strict: false });
+  const text = express.text({ limit: limitBytes, type: () => true });
+  return (req, res, next) =>
+    text(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      const hasBody = req.method !== "GET" && req.method !== "HEAD";
+      if (!hasBody) return next();
+      try {
+        req.body = typeof req.body === "string" && req.body.trim() !== "" ? JSON.parse(req.body) : UNPARSABLE_JSON;
+      } catch {
+        req.body = UNPARSABLE_JSON;
+      }
+      next();
+    });
 }

@@ -1,0 +1,13 @@
+import { badInput } from "../errors.ts";
+
+/**
+ * A request body that was sent but is not JSON. The REST layer hands it to the services as this
+ * marker instead of failing at once, so that authentication and permission are answered first
+ * (401, 403) and only then the payload (400 `Payload must be valid JSON`).
+ */
+export const UNPARSABLE_JSON: unique symbol = Symbol("unparsable JSON body");
+
+export function requireJson(body: unknown): unknown {
+  if (body === UNPARSABLE_JSON || body === undefined) throw badInput("Payload must be valid JSON");
+  return body;
+}

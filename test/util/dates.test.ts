@@ -1,0 +1,149 @@
+import { describe, expect, it } from "vitest";
+import { DomainError } from "../../src/errors.ts";
+import { caseDate, naiveDate, parseDateValue, rangeBound } from "../../src/util/dates.ts";
+
+/** CONTRACT §1 "Dates": the wire formats and the parsing of `*.gt/.gte/.lt/.lte` filter values. */
+
+/** The DomainError a call throws (fails the test when it does not throw one). */
+function thrown(fn: () => unknown): DomainError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(DomainError);
+    return error as DomainError;
+  }
+  throw new Error("expected a DomainError");
+}
+
+describe("Case API dates are YYYY-MM-DDTHH:MM:SS.ffffffZ", () => {
+  it("caseDate gives UTC with six fraction digits and a literal Z", () => {
+    expect(caseDate(new Date("2024-03-11T19:29:16.845Z"))).toBe("2024-03-11T19:29:16.845000Z");
+    expect(caseDate(new Date("2024-03-11T19:29:16Z"))).toBe("2024-03-11T19:29:16.000000Z");
+    expect(caseDate(new Date("2024-03-11T23:30:00-05:00"))).toBe("2024-03-12T04:30:00.000000Z");
+    expect(caseDate(new Date())).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+  });
+});
+
+describe("Location API last_modified is ISO 8601 without a timezone suffix", () => {
+  it("naiveDate gives UTC with six fraction digits and no suffix", () => {
+    expect(naiveDate(new Date("2024-03-11T19:29:16.845Z"))).toBe("2024-03-11T19:29:16.845000");
+    expect(naiveDate(new Date())).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/);
+  });
+});
+
+describe("filter values: a date YYYY-MM-DD covers the whole day", () => {
+  it("a date parses to the span from its 00:00 to the next day's 00:00 (UTC)", () => {
+    const day = parseDateValue("2024-01-10");
+    expect(day.kind).toBe("day");
+    if (day.kind !== "day") return;
+    expect(Date.parse(day.start)).toBe(Date.parse("2024-01-10T00:00:00Z"));
+    expect(Date.parse(day.end)).toBe(Date.parse("2024-01-11T00:00:00Z"));
+  });
+
+  it("the span crosses month and year ends and leap days", () => {
+    const end = (v: string) => {
+      const d = parseDateValue(v);
+      return d.kind === "day" ? new Date(d.end).toISOString() : "";
+    };
+    expect(end("2024-01-31")).toBe("2024-02-01T00:00:00.000Z");
+    expect(end("2024-02-28")).toBe("2024-02-29T00:00:00.000Z");
+    expect(end("2024-02-29")).toBe("2024-03-01T00:00:00.000Z");
+    expect(end("2023-12-31")).toBe("2024-01-01T00:00:00.000Z");
+  });
+
+  it("gte D is from 00:00 on D, gt D after the end of D, lt D before 00:00 on D, lte D through the end of D", () => {
+    const d = parseDateValue("2024-01-10");
+    const at = (b: { at: string }) => Date.parse(b.at);
+    const start = Date.parse("2024-01-10T00:00:00Z");
+    const end = Date.parse("2024-01-11T00:00:00Z");
+    const gte = rangeBound("gte", d);
+    expect([gte.op, at(gte)]).toEqual([">=", start]);
+    const gt = rangeBound("gt", d);
+    expect([gt.op, at(gt)]).toEqual([">=", end]);
+    const lt = rangeBound("lt", d);
+    expect([lt.op, at(lt)]).toEqual(["<", start]);
+    const lte = rangeBound("lte", d);
+    expect([lte.op, at(lte)]).toEqual(["<", end]);
+  });
+
+  it("the last day a date can name still has an end that PostgreSQL can read (no '+010000' year)", () => {
+    const d = parseDateValue("9999-12-31");
+    expect(d.kind).toBe("day");
+    if (d.kind !== "day") return;
+    expect(d.end).not.toMatch(/^[+-]/);
+    expect(d.end).toMatch(/^10000-01-01T00:00:00/);
+  });
+
+  it("years below 100 are those years, not 19xx", () => {
+    const d = parseDateValue("0050-03-01");
+    expect(d.kind).toBe("day");
+    if (d.kind !== "day") return;
+    expect(d.start).toBe("0050-03-01T00:00:00Z");
+    expect(d.end).toMatch(/^0050-03-02T00:00:00/);
+  });
+});
+
+describe("filter values: ISO 8601 datetimes, with or without offset (naive = UTC)", () => {
+  const instant = (v: string) => {
+    const d = parseDateValue(v);
+    expect(d.kind, v).toBe("instant");
+    return d.kind === "instant" ? d.at : "";
+  };
+
+  it("a naive datetime is UTC", () => {
+    expect(instant("2024-01-10T12:30:45")).toBe("2024-01-10T12:30:45.000000Z");
+    expect(instant("2024-01-10T12:30")).toBe("2024-01-10T12:30:00.000000Z");
+    expect(instant("2024-01-10 12:30:45")).toBe("2024-01-10T12:30:45.000000Z");
+  });
+
+  it("Z and numeric offsets are kept, in every ISO spelling", () => {
+    expect(instant("2024-01-10T12:30:45Z")).toBe("2024-01-10T12:30:45.000000Z");
+    expect(instant("2024-01-10T12:30:45z")).toBe("2024-01-10T12:30:45.000000Z");
+    expect(instant("2024-01-10T12:30:45+05:30")).toBe("2024-01-10T12:30:45.000000+05:30");
+    expect(instant("2024-01-10T12:30:45+0530")).toBe("2024-01-10T12:30:45.000000+05:30");
+    expect(instant("2024-01-10T12:30:45-05")).toBe("2024-01-10T12:30:45.000000-05:00");
+  });
+
+  it("fractions of one to six digits are microseconds", () => {
+    expect(instant("2024-01-10T12:30:45.5Z")).toBe("2024-01-10T12:30:45.500000Z");
+    expect(instant("2024-01-10T12:30:45.123456")).toBe("2024-01-10T12:30:45.123456Z");
+    expect(instant("2024-01-10T12:30:45,25+01:00")).toBe("2024-01-10T12:30:45.250000+01:00");
+  });
+
+  it("an instant's bound is the plain comparison", () => {
+    const v = parseDateValue("2024-01-10T00:00:00Z");
+    expect(rangeBound("gt", v).op).toBe(">");
+    expect(rangeBound("gte", v).op).toBe(">=");
+    expect(rangeBound("lt", v).op).toBe("<");
+    expect(rangeBound("lte", v).op).toBe("<=");
+    expect(rangeBound("lte", v).at).toBe("2024-01-10T00:00:00.000000Z");
+  });
+});
+
+describe("an invalid value is 400 Cannot parse datetime '<v>'", () => {
+  it.each([
+    "2020-02-30",
+    "2023-02-29",
+    "2024-13-01",
+    "2024-00-10",
+    "2024-01-32",
+    "0000-01-01",
+    "2024-1-5",
+    "20240110",
+    "yesterday",
+    "",
+    " 2024-01-10",
+    "2024-01-10T24:00:00",
+    "2024-01-10T12:60:00",
+    "2024-01-10T12:30:60",
+    "2024-01-10T12:30:45.1234567",
+    "2024-01-10T12:30:45+24:00",
+    "2024-01-10T12:30:45+05:60",
+    "2024-01-10T12:30:45 05:00",
+    "2024-02-30T00:00:00",
+  ])("%j", (value) => {
+    const error = thrown(() => parseDateValue(value));
+    expect(error.status).toBe(400);
+    expect(error.message).toBe(`Cannot parse datetime '${value}'`);
+  });
+});
