@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import express, { type Express, type Request, type Router } from "express";
+import express, { type Express, type NextFunction, type Request, type Response, type Router } from "express";
 import { oauthRouter } from "./auth/oauth.rest.ts";
 import type { Access } from "./auth/permissions.ts";
 import { DomainError } from "./errors.ts";
@@ -33,6 +33,8 @@ function mountFamily(app: Express, services: Services, family: Family): void {
   router.use(restErrorHandler(family.shape));
   app.use(family.path, router);
 }
+
+const APPS_PATH = /^\/a\/[^/]+\/apps\/api(\/|$|\?)/;
 
 const readsOr = (write: Access, read: Access) => (req: Request) =>
   req.method === "GET" || req.method === "HEAD" ? read : write;
@@ -75,7 +77,10 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   mountFamily(app, services, { path: "/a/:domain/apps/api", access: "apps", shape: "apps", routes: [] });
 
   app.use((req, res) => sendError(res, new DomainError("NOT_FOUND", `Not found: ${req.originalUrl.split("?")[0]}`)));
-  app.use(restErrorHandler("plain"));
+  // Errors raised before a family is entered (e.g. an undecodable domain) still get its body shape.
+  app.use((error: unknown, req: Request, res: Response, next: NextFunction) =>
+    restErrorHandler(APPS_PATH.test(req.originalUrl) ? "apps" : "plain")(error, req, res, next),
+  );
 
   return {
     app,

@@ -44,8 +44,8 @@ export function authorizeDomain(prisma: Prisma, access: Access | ((req: Request)
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /**
- * Registers the handlers of one path and answers any other method with 405 and `Allow`
- * (HEAD is served by GET, as Express does).
+ * Registers the handlers of one path and answers any other method, OPTIONS included (there is no
+ * CORS), with 405, `Allow` and a JSON body. HEAD is served by GET, as Express does.
  */
 export function route(router: Router, path: string, handlers: Partial<Record<Method, RequestHandler>>): void {
   const allowed = Object.keys(handlers) as Method[];
@@ -53,7 +53,6 @@ export function route(router: Router, path: string, handlers: Partial<Record<Met
   const chain = router.route(path);
   for (const method of allowed) chain[method.toLowerCase() as Lowercase<Method>](handlers[method]!);
   chain.all((req, _res, next) => {
-    if (req.method === "OPTIONS") return next();
     next(new DomainError("METHOD_NOT_ALLOWED", `Method '${req.method}' not allowed.`, {}, { Allow: allow }));
   });
 }

@@ -274,8 +274,9 @@ describe("against the app (domains demo and other)", () => {
   });
 
   // ---------------------------------------------------------------------------------------------
-  // Over HTTP: each REST family checks its rule before routing, so with no endpoints yet an allowed
-  // request gets the family's JSON 404 and a refused one a 403.
+  // Over HTTP. "Allowed" is judged as "not refused": an allowed request may still be a 200, a 400
+  // (empty payload) or a 404 (no such case, or an endpoint that does not exist yet), but never a
+  // 401, a 403 or a 5xx. A refusal is exactly a 403 in the family's error shape.
   // ---------------------------------------------------------------------------------------------
 
   type Method = "get" | "head" | "post" | "put" | "patch" | "delete";
@@ -284,60 +285,82 @@ describe("against the app (domains demo and other)", () => {
     method: Method;
     path: (domain: string) => string;
     access: Access;
-    /** the answer when allowed: the family's JSON 404, or 200 for the one real endpoint */
-    allowed: number;
+    body?: unknown;
   }
 
+  const CASE_ID = "0f6b8f5e-3c1a-4d2e-9b7a-1c2d3e4f5a6b";
   const casePath = (d: string) => `/a/${d}/api/case/v2/`;
   const locationPath = (d: string) => `/a/${d}/api/location/v2/`;
   const locationTypePath = (d: string) => `/a/${d}/api/location_type/v1/`;
   const appsPath = (d: string) => `/a/${d}/apps/api/import_app/`;
+  const NEW_CASE = { case_type: "patient", case_name: "Ann", owner_id: "owner-1" };
 
   const OPS: Op[] = [
-    { family: "case", method: "get", path: casePath, access: "caseRead", allowed: 404 },
-    { family: "case", method: "head", path: casePath, access: "caseRead", allowed: 404 },
-    { family: "case", method: "post", path: casePath, access: "caseWrite", allowed: 404 },
-    { family: "case", method: "put", path: casePath, access: "caseWrite", allowed: 404 },
-    { family: "case", method: "patch", path: casePath, access: "caseWrite", allowed: 404 },
-    { family: "case", method: "delete", path: casePath, access: "caseWrite", allowed: 404 },
-    { family: "location", method: "get", path: locationPath, access: "locationRead", allowed: 404 },
-    { family: "location", method: "head", path: locationPath, access: "locationRead", allowed: 404 },
-    { family: "location", method: "post", path: locationPath, access: "locationWrite", allowed: 404 },
-    { family: "location", method: "put", path: locationPath, access: "locationWrite", allowed: 404 },
-    { family: "location", method: "patch", path: locationPath, access: "locationWrite", allowed: 404 },
-    { family: "location", method: "delete", path: locationPath, access: "locationWrite", allowed: 404 },
-    { family: "location_type", method: "get", path: locationTypePath, access: "locationRead", allowed: 200 },
-    { family: "apps", method: "get", path: appsPath, access: "apps", allowed: 404 },
-    { family: "apps", method: "post", path: appsPath, access: "apps", allowed: 404 },
-    { family: "apps", method: "put", path: appsPath, access: "apps", allowed: 404 },
+    // Case API: the operations the seed defines (reads need caseRead, writes caseWrite)
+    { family: "case", method: "get", path: casePath, access: "caseRead" },
+    { family: "case", method: "head", path: casePath, access: "caseRead" },
+    { family: "case", method: "get", path: (d) => `${casePath(d)}${CASE_ID}`, access: "caseRead" },
+    { family: "case", method: "get", path: (d) => `${casePath(d)}${CASE_ID},other-id`, access: "caseRead" },
+    { family: "case", method: "get", path: (d) => `${casePath(d)}ext/some%2Fext%20id/`, access: "caseRead" },
+    { family: "case", method: "post", path: (d) => `${casePath(d)}bulk-fetch/`, access: "caseRead", body: { case_ids: [CASE_ID] } },
+    { family: "case", method: "post", path: casePath, access: "caseWrite", body: NEW_CASE },
+    { family: "case", method: "put", path: casePath, access: "caseWrite", body: [{ ...NEW_CASE, create: true }] },
+    { family: "case", method: "put", path: (d) => `${casePath(d)}${CASE_ID}`, access: "caseWrite", body: { case_name: "x" } },
+    { family: "case", method: "put", path: (d) => `${casePath(d)}ext/e-1/`, access: "caseWrite", body: NEW_CASE },
+    // Location API (no endpoints yet: the family checks by method)
+    { family: "location", method: "get", path: locationPath, access: "locationRead" },
+    { family: "location", method: "head", path: locationPath, access: "locationRead" },
+    { family: "location", method: "get", path: (d) => `${locationPath(d)}loc-1`, access: "locationRead" },
+    { family: "location", method: "post", path: locationPath, access: "locationWrite", body: {} },
+    { family: "location", method: "put", path: (d) => `${locationPath(d)}loc-1`, access: "locationWrite", body: {} },
+    { family: "location", method: "patch", path: locationPath, access: "locationWrite", body: { objects: [] } },
+    { family: "location", method: "delete", path: (d) => `${locationPath(d)}loc-1`, access: "locationWrite" },
+    { family: "location_type", method: "get", path: locationTypePath, access: "locationRead" },
+    // Import App API (no endpoints yet)
+    { family: "apps", method: "post", path: appsPath, access: "apps", body: {} },
+    { family: "apps", method: "post", path: (d) => `/a/${d}/apps/api/app-1/multimedia/`, access: "apps", body: {} },
+    { family: "apps", method: "get", path: (d) => `/a/${d}/apps/api/app-1/multimedia/status/dl-${"0".repeat(32)}/`, access: "apps" },
   ];
+
+  const label = (op: Op, domain: string) => `${op.method.toUpperCase()} ${op.path(domain)}`;
 
   function send(op: Op, domain: string, authorization?: string) {
     const req = app.http()[op.method](op.path(domain));
     if (authorization !== undefined) req.set("Authorization", authorization);
-    return op.method === "get" || op.method === "head" || op.method === "delete" ? req : req.send({});
+    return op.body === undefined ? req : req.send(op.body as object);
   }
 
-  /**
-   * Runs every operation and returns a list of disagreements (empty when all is well). `expectAllowed`
-   * decides per operation; a refusal must be a 403 in the family's JSON shape.
-   */
+  type Res = Awaited<ReturnType<typeof send>>;
+
+  /** Why `res` is not the family's 403 (undefined when it is). */
+  function notRefusal(op: Op, res: Res): string | undefined {
+    if (res.status !== 403) return `${res.status} (expected 403) ${res.text ?? ""}`;
+    if (!String(res.headers["content-type"]).startsWith("application/json")) return "not JSON";
+    if (op.method === "head") return undefined;
+    const keys = op.family === "apps" ? ["success", "error"] : ["error"];
+    if (JSON.stringify(Object.keys(res.body)) !== JSON.stringify(keys)) return `body ${res.text}`;
+    if (typeof res.body.error !== "string" || !res.body.error) return `error ${res.text}`;
+    if (op.family === "apps" && res.body.success !== false) return `success ${res.text}`;
+    return undefined;
+  }
+
+  /** Why `res` is not an allowed answer (undefined when it is). */
+  function notAllowed(op: Op, res: Res): string | undefined {
+    if (res.status === 401 || res.status === 403 || res.status >= 500) return `${res.status} (expected allowed) ${res.text ?? ""}`;
+    if (!String(res.headers["content-type"]).startsWith("application/json")) return "not JSON";
+    if (op.method === "head" || res.status < 400) return undefined;
+    const keys = op.family === "apps" ? ["success", "error"] : ["error"];
+    if (JSON.stringify(Object.keys(res.body).slice(0, keys.length)) !== JSON.stringify(keys)) return `error body ${res.text}`;
+    return undefined;
+  }
+
+  /** Runs every operation; returns the disagreements with `expectAllowed` (empty when all is well). */
   async function mismatches(domain: string, authorization: string, expectAllowed: (op: Op) => boolean): Promise<string[]> {
     const wrong: string[] = [];
     for (const op of OPS) {
       const res = await send(op, domain, authorization);
-      const label = `${op.method.toUpperCase()} ${op.path(domain)}`;
-      const expected = expectAllowed(op) ? op.allowed : 403;
-      if (res.status !== expected) {
-        wrong.push(`${label}: ${res.status} (expected ${expected}) ${res.text ?? ""}`);
-        continue;
-      }
-      if (!String(res.headers["content-type"]).startsWith("application/json")) wrong.push(`${label}: not JSON`);
-      if (op.method === "head" || res.status === 200) continue;
-      const keys = op.family === "apps" ? ["success", "error"] : ["error"];
-      if (JSON.stringify(Object.keys(res.body)) !== JSON.stringify(keys)) wrong.push(`${label}: body ${res.text}`);
-      else if (typeof res.body.error !== "string" || !res.body.error) wrong.push(`${label}: error ${res.text}`);
-      else if (op.family === "apps" && res.body.success !== false) wrong.push(`${label}: success ${res.text}`);
+      const problem = expectAllowed(op) ? notAllowed(op, res) : notRefusal(op, res);
+      if (problem) wrong.push(`${label(op, domain)}: ${problem}`);
     }
     return wrong;
   }
@@ -372,113 +395,150 @@ describe("against the app (domains demo and other)", () => {
   });
 
   describe("case permissions over HTTP", () => {
-    it("lets access_api + view_data read cases but not write them (403 {error})", async () => {
+    it("lets access_api + view_data read cases (list, single, ext, multi, bulk-fetch) but not write them", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_data"] });
-      const read = await app.http().get(casePath("demo")).set("Authorization", user.authorization);
-      expect(read.status).toBe(404);
-      expect(read.body.error).toMatch(/^Not found: /);
-      for (const method of ["post", "put", "patch", "delete"] as const) {
-        const write = await app.http()[method](casePath("demo")).set("Authorization", user.authorization).send({});
-        expect(write.status, method).toBe(403);
-        expect(write.headers["content-type"]).toMatch(/^application\/json/);
-        expect(Object.keys(write.body)).toEqual(["error"]);
-        expect(write.body.error).toEqual(expect.any(String));
+      const wrong: string[] = [];
+      for (const op of OPS.filter((o) => o.family === "case")) {
+        const res = await send(op, "demo", user.authorization);
+        const problem = op.access === "caseRead" ? notAllowed(op, res) : notRefusal(op, res);
+        if (problem) wrong.push(`${label(op, "demo")}: ${problem}`);
       }
+      expect(wrong).toEqual([]);
+      const list = await app.http().get(casePath("demo")).set("Authorization", user.authorization);
+      expect(list.status).toBe(200);
+    });
+
+    it("refuses a write by a view_data user with 403 {error} whatever the payload, and saves nothing", async () => {
+      const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_data"] });
+      for (const body of [NEW_CASE, {}, [], [{ create: true }], { bogus: 1 }]) {
+        const res = await app.http().post(casePath("demo")).set("Authorization", user.authorization).send(body);
+        expect(res.status, JSON.stringify(body)).toBe(403);
+        expect(res.headers["content-type"]).toMatch(/^application\/json/);
+        expect(Object.keys(res.body)).toEqual(["error"]);
+        expect(res.body.error).toEqual(expect.any(String));
+      }
+      expect(await app.db.prisma.case.count()).toBe(0);
+    });
+
+    it("answers permission before payload: 403 for a refused user whatever the body or parameters", async () => {
+      const outsider = await createUser(app, { domain: "other", permissions: [...PERMISSIONS] });
+      const locationsOnly = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations"] });
+      const wrong: string[] = [];
+      for (const auth of [outsider.authorization, locationsOnly.authorization]) {
+        for (const op of OPS.filter((o) => o.family === "case" && o.method !== "head")) {
+          const hasBody = op.method !== "get";
+          for (const [what, body, query] of [
+            ["invalid JSON", "{", ""],
+            ["an empty body", "", ""],
+            ["an invalid payload", '{"bogus": 1, "case_ids": 5}', ""],
+            ["bad parameters", undefined, "?bogus=1&fields=a&exclude=b&limit=x"],
+          ] as const) {
+            if (!hasBody && body !== undefined) continue;
+            const req = app.http()[op.method](`${op.path("demo")}${query}`).set("Authorization", auth);
+            const res = await (body === undefined ? req.send(op.body as object) : req.set("Content-Type", "application/json").send(body));
+            if (res.status !== 403) wrong.push(`${label(op, "demo")} with ${what}: ${res.status} ${res.text}`);
+          }
+        }
+      }
+      expect(wrong).toEqual([]);
+      expect(await app.db.prisma.case.count()).toBe(0);
     });
 
     it("refuses view_data without access_api for reads and writes", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["view_data"] });
       expect((await app.http().get(casePath("demo")).set("Authorization", user.authorization)).status).toBe(403);
-      expect((await app.http().post(casePath("demo")).set("Authorization", user.authorization).send({})).status).toBe(403);
+      expect((await app.http().post(casePath("demo")).set("Authorization", user.authorization).send(NEW_CASE)).status).toBe(403);
     });
 
     it("refuses edit_data alone (no access_api) with 403 {error}, for reads and writes", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["edit_data"] });
       for (const res of [
         await app.http().get(casePath("demo")).set("Authorization", user.authorization),
-        await app.http().post(casePath("demo")).set("Authorization", user.authorization).send({}),
+        await app.http().post(casePath("demo")).set("Authorization", user.authorization).send(NEW_CASE),
+        await app.http().post(`${casePath("demo")}bulk-fetch/`).set("Authorization", user.authorization).send({ case_ids: ["x"] }),
       ]) {
         expect(res.status).toBe(403);
         expect(Object.keys(res.body)).toEqual(["error"]);
       }
+      expect(await app.db.prisma.case.count()).toBe(0);
     });
 
     it("lets access_api + edit_data both read and write cases", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_data"] });
-      expect((await app.http().get(casePath("demo")).set("Authorization", user.authorization)).status).toBe(404);
-      expect((await app.http().post(casePath("demo")).set("Authorization", user.authorization).send({})).status).toBe(404);
-      expect((await app.http().put(`${casePath("demo")}abc`).set("Authorization", user.authorization).send({})).status).toBe(404);
+      const created = await app.http().post(casePath("demo")).set("Authorization", user.authorization).send(NEW_CASE);
+      expect(created.status).toBe(200);
+      const id = created.body.case.case_id;
+      const read = await app.http().get(`${casePath("demo")}${id}`).set("Authorization", user.authorization);
+      expect(read.status).toBe(200);
+      expect(read.body.case_name).toBe("Ann");
+      const updated = await app.http().put(`${casePath("demo")}${id}`).set("Authorization", user.authorization).send({ case_name: "Bo" });
+      expect(updated.status).toBe(200);
     });
 
-    it("applies the read rule to reads below the family root as well (single case, ext/ path)", async () => {
-      const reader = await createUser(app, { domain: "demo", permissions: ["access_api", "view_data"] });
-      const stranger = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations"] });
-      for (const path of ["/a/demo/api/case/v2/abc-123", "/a/demo/api/case/v2/ext/some%2Fid/", "/a/demo/api/case/v2/a,b"]) {
-        expect((await app.http().get(path).set("Authorization", reader.authorization)).status, path).toBe(404);
-        expect((await app.http().get(path).set("Authorization", stranger.authorization)).status, path).toBe(403);
-        expect((await app.http().put(path).set("Authorization", reader.authorization).send({})).status, path).toBe(403);
-      }
-    });
-
-    // CONTRACT §1: `view_data` grants "case reads (GET, bulk-fetch, GraphQL case queries)". bulk-fetch
-    // is a POST, and src/server.ts (readsOr) decides read-vs-write by the method alone, so the family
-    // asks for caseWrite and a view_data user is refused before any bulk-fetch route can run.
-    it.fails("treats POST bulk-fetch/ as a case read: view_data may use it (BUG: 403 today)", async () => {
+    it("treats POST bulk-fetch/ as a case read: view_data may use it", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_data"] });
       for (const path of ["/a/demo/api/case/v2/bulk-fetch/", "/a/demo/api/case/v2/bulk-fetch"]) {
         const res = await app.http().post(path).set("Authorization", user.authorization).send({ case_ids: ["x"] });
-        expect(res.status, path).not.toBe(403);
+        expect(res.status, path).toBe(200);
+        expect(res.body).toMatchObject({ matching_records: 0, missing_records: 1 });
       }
     });
 
-    it("still refuses bulk-fetch/ to a member without view_data or edit_data", async () => {
-      const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations", "edit_apps"] });
-      const res = await app.http().post("/a/demo/api/case/v2/bulk-fetch/").set("Authorization", user.authorization).send({ case_ids: ["x"] });
+    it("refuses bulk-fetch/ to a member without view_data or edit_data", async () => {
+      const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations", "edit_locations", "edit_apps"] });
+      const res = await app.http().post(`${casePath("demo")}bulk-fetch/`).set("Authorization", user.authorization).send({ case_ids: ["x"] });
       expect(res.status).toBe(403);
+      expect(Object.keys(res.body)).toEqual(["error"]);
     });
   });
 
   describe("location permissions over HTTP", () => {
     it("lets view_locations read (location/v2 and location_type/v1) but not write", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations"] });
-      expect((await app.http().get(locationPath("demo")).set("Authorization", user.authorization)).status).toBe(404);
+      expect((await app.http().get(locationPath("demo")).set("Authorization", user.authorization)).status).not.toBe(403);
       expect((await app.http().get(locationTypePath("demo")).set("Authorization", user.authorization)).status).toBe(200);
-      const write = await app.http().post(locationPath("demo")).set("Authorization", user.authorization).send({});
-      expect(write.status).toBe(403);
-      expect(Object.keys(write.body)).toEqual(["error"]);
+      for (const method of ["post", "put", "patch", "delete"] as const) {
+        const write = await app.http()[method](locationPath("demo")).set("Authorization", user.authorization).send({});
+        expect(write.status, method).toBe(403);
+        expect(Object.keys(write.body)).toEqual(["error"]);
+      }
     });
 
     it("lets edit_locations read and write", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_locations"] });
-      expect((await app.http().get(locationPath("demo")).set("Authorization", user.authorization)).status).toBe(404);
+      expect((await app.http().get(locationPath("demo")).set("Authorization", user.authorization)).status).not.toBe(403);
       expect((await app.http().get(locationTypePath("demo")).set("Authorization", user.authorization)).status).toBe(200);
-      expect((await app.http().patch(locationPath("demo")).set("Authorization", user.authorization).send({})).status).toBe(404);
+      expect((await app.http().patch(locationPath("demo")).set("Authorization", user.authorization).send({})).status).not.toBe(403);
+      expect((await app.http().post(locationPath("demo")).set("Authorization", user.authorization).send({})).status).not.toBe(403);
     });
 
-    it("refuses edit_locations without access_api", async () => {
+    it("refuses view_locations and edit_locations without access_api", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["edit_locations", "view_locations"] });
       expect((await app.http().get(locationTypePath("demo")).set("Authorization", user.authorization)).status).toBe(403);
+      expect((await app.http().get(locationPath("demo")).set("Authorization", user.authorization)).status).toBe(403);
       expect((await app.http().post(locationPath("demo")).set("Authorization", user.authorization).send({})).status).toBe(403);
     });
 
     it("does not let case permissions stand in for location permissions, nor the reverse", async () => {
-      const cases = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_data"] });
-      const locations = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_locations"] });
+      const cases = await createUser(app, { domain: "demo", permissions: ["access_api", "view_data", "edit_data"] });
+      const locations = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations", "edit_locations"] });
       expect((await app.http().get(locationTypePath("demo")).set("Authorization", cases.authorization)).status).toBe(403);
       expect((await app.http().get(locationPath("demo")).set("Authorization", cases.authorization)).status).toBe(403);
+      expect((await app.http().post(locationPath("demo")).set("Authorization", cases.authorization).send({})).status).toBe(403);
       expect((await app.http().get(casePath("demo")).set("Authorization", locations.authorization)).status).toBe(403);
+      expect((await app.http().post(casePath("demo")).set("Authorization", locations.authorization).send(NEW_CASE)).status).toBe(403);
     });
   });
 
   describe("apps permissions over HTTP", () => {
     it("lets edit_apps alone (no access_api) use the Import App API", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
-      for (const path of ["/a/demo/apps/api/import_app/", "/a/demo/apps/api/abc/multimedia/", "/a/demo/apps/api/abc/multimedia/status/dl-0/"]) {
-        const res = await app.http().post(path).set("Authorization", user.authorization).send({});
-        expect(res.status, path).toBe(404);
-        expect(Object.keys(res.body)).toEqual(["success", "error"]);
-        expect(res.body.success).toBe(false);
+      const wrong: string[] = [];
+      for (const op of OPS.filter((o) => o.family === "apps")) {
+        const problem = notAllowed(op, await send(op, "demo", user.authorization));
+        if (problem) wrong.push(`${label(op, "demo")}: ${problem}`);
       }
+      expect(wrong).toEqual([]);
     });
 
     it("refuses access_api with every other permission but edit_apps: 403 {success: false, error}", async () => {
@@ -495,7 +555,7 @@ describe("against the app (domains demo and other)", () => {
 
     it("answers a non-member 403 {success: false, error}", async () => {
       const user = await createUser(app, { domain: "other", permissions: ["edit_apps"] });
-      const res = await app.http().get(appsPath("demo")).set("Authorization", user.authorization);
+      const res = await app.http().post(appsPath("demo")).set("Authorization", user.authorization).send({});
       expect(res.status).toBe(403);
       expect(Object.keys(res.body)).toEqual(["success", "error"]);
       expect(res.body.success).toBe(false);
@@ -511,7 +571,7 @@ describe("against the app (domains demo and other)", () => {
 
     it("answers a superuser 404 {success: false, error} for an unknown domain", async () => {
       const root = await createUser(app, { superuser: true });
-      const res = await app.http().get(appsPath("nosuch")).set("Authorization", root.authorization);
+      const res = await app.http().post(appsPath("nosuch")).set("Authorization", root.authorization).send({});
       expect(res.status).toBe(404);
       expect(Object.keys(res.body)).toEqual(["success", "error"]);
       expect(res.body.success).toBe(false);
@@ -531,17 +591,37 @@ describe("against the app (domains demo and other)", () => {
       expect(await mismatches("other", user.authorization, () => false)).toEqual([]);
     });
 
+    it("shows nothing of one domain's cases in another, even to a member of both", async () => {
+      const user = await createUser(app, { domain: "demo", permissions: [...PERMISSIONS] });
+      await app.services.admin.setPermissions(app.root, user.username, "other", [...PERMISSIONS]);
+      const created = await app.http().post(casePath("demo")).set("Authorization", user.authorization).send({ ...NEW_CASE, external_id: "x-1" });
+      expect(created.status).toBe(200);
+      const id = created.body.case.case_id;
+      const auth = user.authorization;
+      expect((await app.http().get(`${casePath("other")}${id}`).set("Authorization", auth)).status).toBe(404);
+      expect((await app.http().get(`${casePath("other")}ext/x-1/`).set("Authorization", auth)).status).toBe(404);
+      expect((await app.http().get(casePath("other")).set("Authorization", auth)).body).toMatchObject({ matching_records: 0, cases: [] });
+      const bulk = await app.http().post(`${casePath("other")}bulk-fetch/`).set("Authorization", auth).send({ case_ids: [id] });
+      expect(bulk.body).toMatchObject({ matching_records: 0, missing_records: 1 });
+      const update = await app.http().put(`${casePath("other")}${id}`).set("Authorization", auth).send({ case_name: "stolen" });
+      expect(update.status).toBeGreaterThanOrEqual(400);
+      expect(update.status).toBeLessThan(500);
+      const back = await app.http().get(`${casePath("demo")}${id}`).set("Authorization", auth);
+      expect(back.body.case_name).toBe("Ann");
+    });
+
     it("answers a normal user for an unknown domain exactly as for an existing domain they are not in", async () => {
       const user = await createUser(app, { domain: "demo", permissions: [...PERMISSIONS] });
       for (const op of OPS.filter((o) => o.method !== "head")) {
         const unknown = await send(op, "nosuch", user.authorization);
         const existing = await send(op, "other", user.authorization);
-        const label = `${op.method} ${op.family}`;
-        expect(unknown.status, label).toBe(403);
-        expect(existing.status, label).toBe(403);
-        expect(unknown.headers["content-type"], label).toBe(existing.headers["content-type"]);
-        expect(Object.keys(unknown.body), label).toEqual(Object.keys(existing.body));
-        expect(JSON.stringify(unknown.body).replaceAll("nosuch", "<d>"), label).toBe(
+        const at = label(op, "<d>");
+        expect(unknown.status, at).toBe(403);
+        expect(existing.status, at).toBe(403);
+        expect(unknown.headers["content-type"], at).toBe(existing.headers["content-type"]);
+        expect(unknown.headers["www-authenticate"], at).toBe(existing.headers["www-authenticate"]);
+        expect(Object.keys(unknown.body), at).toEqual(Object.keys(existing.body));
+        expect(JSON.stringify(unknown.body).replaceAll("nosuch", "<d>"), at).toBe(
           JSON.stringify(existing.body).replaceAll("other", "<d>"),
         );
       }
@@ -549,27 +629,30 @@ describe("against the app (domains demo and other)", () => {
 
     it("answers a user with no membership anywhere the same for unknown and existing domains", async () => {
       const user = await createUser(app, {});
-      const unknown = await app.http().get(locationTypePath("nosuch")).set("Authorization", user.authorization);
-      const existing = await app.http().get(locationTypePath("demo")).set("Authorization", user.authorization);
-      expect(unknown.status).toBe(403);
-      expect(existing.status).toBe(403);
-      expect(unknown.body.error.replaceAll("nosuch", "<d>")).toBe(existing.body.error.replaceAll("demo", "<d>"));
+      for (const path of [locationTypePath, casePath]) {
+        const unknown = await app.http().get(path("nosuch")).set("Authorization", user.authorization);
+        const existing = await app.http().get(path("demo")).set("Authorization", user.authorization);
+        expect(unknown.status).toBe(403);
+        expect(existing.status).toBe(403);
+        expect(unknown.body.error.replaceAll("nosuch", "<d>")).toBe(existing.body.error.replaceAll("demo", "<d>"));
+      }
     });
 
-    it("answers a superuser 404 JSON for an unknown domain in every family", async () => {
+    it("answers a superuser 404 JSON, in the family's shape, for an unknown domain on every operation", async () => {
       const root = await createUser(app, { superuser: true });
+      const wrong: string[] = [];
       for (const op of OPS.filter((o) => o.method !== "head")) {
         const res = await send(op, "nosuch", root.authorization);
-        expect(res.status, `${op.method} ${op.family}`).toBe(404);
-        expect(res.headers["content-type"]).toMatch(/^application\/json/);
-        expect(Object.keys(res.body)).toEqual(op.family === "apps" ? ["success", "error"] : ["error"]);
+        const keys = op.family === "apps" ? ["success", "error"] : ["error"];
+        if (res.status !== 404 || JSON.stringify(Object.keys(res.body)) !== JSON.stringify(keys)) {
+          wrong.push(`${label(op, "nosuch")}: ${res.status} ${res.text}`);
+        }
       }
+      expect(wrong).toEqual([]);
     });
 
     it("authenticates before it authorises: no credentials is a 401, not a 403 or 404, even for an unknown domain", async () => {
-      for (const op of OPS.filter((o) => o.method !== "head")) {
-        expect((await send(op, "nosuch")).status, `${op.method} ${op.family}`).toBe(401);
-      }
+      for (const op of OPS) expect((await send(op, "nosuch")).status, label(op, "nosuch")).toBe(401);
     });
   });
 
@@ -589,17 +672,18 @@ describe("against the app (domains demo and other)", () => {
   describe("permission changes", () => {
     it("take effect on the next request when permissions are reduced", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_data"] });
-      expect((await app.http().post(casePath("demo")).set("Authorization", user.authorization).send({})).status).toBe(404);
+      expect((await app.http().post(casePath("demo")).set("Authorization", user.authorization).send(NEW_CASE)).status).toBe(200);
       await app.services.admin.setPermissions(app.root, user.username, "demo", ["access_api", "view_data"]);
-      expect((await app.http().post(casePath("demo")).set("Authorization", user.authorization).send({})).status).toBe(403);
-      expect((await app.http().get(casePath("demo")).set("Authorization", user.authorization)).status).toBe(404);
+      expect((await app.http().post(casePath("demo")).set("Authorization", user.authorization).send(NEW_CASE)).status).toBe(403);
+      expect((await app.http().get(casePath("demo")).set("Authorization", user.authorization)).status).toBe(200);
     });
 
     it("take effect on the next request when the membership is removed", async () => {
-      const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations"] });
+      const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations", "view_data"] });
       expect((await app.http().get(locationTypePath("demo")).set("Authorization", user.authorization)).status).toBe(200);
       await app.services.admin.removeMembership(app.root, user.username, "demo");
       expect((await app.http().get(locationTypePath("demo")).set("Authorization", user.authorization)).status).toBe(403);
+      expect((await app.http().get(casePath("demo")).set("Authorization", user.authorization)).status).toBe(403);
     });
 
     it("take effect on the next request when a permission is granted", async () => {
@@ -614,50 +698,69 @@ describe("against the app (domains demo and other)", () => {
     it("applies the same permissions to a Basic-authenticated user", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_data"] });
       const auth = basic(user.username, user.password);
-      expect((await app.http().get(casePath("demo")).set("Authorization", auth)).status).toBe(404);
-      expect((await app.http().post(casePath("demo")).set("Authorization", auth).send({})).status).toBe(403);
+      expect((await app.http().get(casePath("demo")).set("Authorization", auth)).status).toBe(200);
+      expect((await app.http().post(casePath("demo")).set("Authorization", auth).send(NEW_CASE)).status).toBe(403);
       expect((await app.http().get(casePath("other")).set("Authorization", auth)).status).toBe(403);
     });
   });
 
-  describe("the same rules through GraphQL (locationTypes)", () => {
-    const query = (authorization: string, domain: string) =>
-      app
-        .http()
-        .post("/graphql")
-        .set("Authorization", authorization)
-        .set("Content-Type", "application/json")
-        .send({ query: "query($d: String!) { locationTypes(domain: $d) { code } }", variables: { d: domain } });
+  // -------------------------------------------------------------------------------------------
+  // GraphQL: the same rules, reported as extensions.code.
+  // -------------------------------------------------------------------------------------------
 
-    it("answers a member with locationRead", async () => {
-      const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations"] });
-      const res = await query(user.authorization, "demo");
-      expect(res.status).toBe(200);
-      expect(res.body.errors).toBeUndefined();
-      expect(res.body.data).toEqual({ locationTypes: [] });
+  describe("the same rules through GraphQL", () => {
+    const gql = (authorization: string, query: string, variables: Record<string, unknown>) =>
+      app.http().post("/graphql").set("Authorization", authorization).set("Content-Type", "application/json").send({ query, variables });
+    const LOCATION_TYPES = "query($d: String!) { locationTypes(domain: $d) { code } }";
+    const CASES = "query($d: String!) { cases(domain: $d) { totalCount } }";
+    const CASES_BY_IDS = "query($d: String!) { casesByIds(domain: $d, caseIds: [\"x\"]) { missingRecords } }";
+    const CREATE = `mutation($d: String!) { createCase(domain: $d, input: { caseType: "t", caseName: "n", ownerId: "o" }) { xformId } }`;
+    const code = (res: { body: { errors?: { extensions?: { code?: string } }[] } }) => res.body.errors?.[0]?.extensions?.code;
+
+    it("lets a member with the permission read, and refuses the rest with FORBIDDEN", async () => {
+      const reader = await createUser(app, { domain: "demo", permissions: ["access_api", "view_data", "view_locations"] });
+      expect((await gql(reader.authorization, LOCATION_TYPES, { d: "demo" })).body).toEqual({ data: { locationTypes: [] } });
+      expect((await gql(reader.authorization, CASES, { d: "demo" })).body).toEqual({ data: { cases: { totalCount: 0 } } });
+      expect((await gql(reader.authorization, CASES_BY_IDS, { d: "demo" })).body).toEqual({ data: { casesByIds: { missingRecords: 1 } } });
+      const create = await gql(reader.authorization, CREATE, { d: "demo" });
+      expect(code(create)).toBe("FORBIDDEN");
+      expect(create.body.data ?? null).toBeNull();
+      expect(await app.db.prisma.case.count()).toBe(0);
+    });
+
+    it("lets edit_data write and read; refuses it without access_api", async () => {
+      const writer = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_data"] });
+      const create = await gql(writer.authorization, CREATE, { d: "demo" });
+      expect(create.body.errors).toBeUndefined();
+      expect((await gql(writer.authorization, CASES, { d: "demo" })).body).toEqual({ data: { cases: { totalCount: 1 } } });
+      const noApi = await createUser(app, { domain: "demo", permissions: ["edit_data", "view_data"] });
+      expect(code(await gql(noApi.authorization, CREATE, { d: "demo" }))).toBe("FORBIDDEN");
+      expect(code(await gql(noApi.authorization, CASES, { d: "demo" }))).toBe("FORBIDDEN");
     });
 
     it("refuses with FORBIDDEN a member without the permission, a non-member, and an unknown domain alike", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_data"] });
-      const outsider = await createUser(app, { domain: "other", permissions: ["access_api", "view_locations"] });
-      const lacking = await query(user.authorization, "demo");
-      const stranger = await query(outsider.authorization, "demo");
-      const unknown = await query(outsider.authorization, "nosuch");
-      for (const res of [lacking, stranger, unknown]) {
-        expect(res.body.data ?? null).toBeNull();
-        expect(res.body.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
+      const outsider = await createUser(app, { domain: "other", permissions: [...PERMISSIONS] });
+      const lacking = await gql(user.authorization, LOCATION_TYPES, { d: "demo" });
+      for (const query of [LOCATION_TYPES, CASES, CASES_BY_IDS, CREATE]) {
+        const stranger = await gql(outsider.authorization, query, { d: "demo" });
+        const unknown = await gql(outsider.authorization, query, { d: "nosuch" });
+        for (const res of [lacking, stranger, unknown]) {
+          expect(res.body.data ?? null, query).toBeNull();
+          expect(code(res), query).toBe("FORBIDDEN");
+        }
+        expect(unknown.body.errors[0].message.replaceAll("nosuch", "<d>"), query).toBe(
+          stranger.body.errors[0].message.replaceAll("demo", "<d>"),
+        );
       }
-      expect(unknown.body.errors[0].message.replaceAll("nosuch", "<d>")).toBe(
-        stranger.body.errors[0].message.replaceAll("demo", "<d>"),
-      );
     });
 
-    it("answers a superuser NOT_FOUND for an unknown domain", async () => {
+    it("gives a superuser every domain without membership, and NOT_FOUND for an unknown domain", async () => {
       const root = await createUser(app, { superuser: true });
-      const res = await query(root.authorization, "nosuch");
-      expect(res.body.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
-      const ok = await query(root.authorization, "demo");
-      expect(ok.body.data).toEqual({ locationTypes: [] });
+      for (const query of [LOCATION_TYPES, CASES, CASES_BY_IDS, CREATE]) {
+        expect(code(await gql(root.authorization, query, { d: "nosuch" })), query).toBe("NOT_FOUND");
+        expect((await gql(root.authorization, query, { d: "demo" })).body.errors, query).toBeUndefined();
+      }
     });
   });
 });
