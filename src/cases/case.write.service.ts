@@ -123,19 +123,7 @@ export class CaseWriteService {
       return { formId: meta.formId, cases };
     } catch (error) {
       if (!(error instanceof SubmissionError)) throw error;
-      await this.prisma.form.create({
-        data: {
-          id: meta.formId,
-          domainId: domain.id,
-          xmlns: CASE_API_XMLNS,
-          userId: meta.userId,
-          username: meta.username,
-          deviceId: meta.deviceId,
-          receivedOn: meta.receivedOn,
-          xml: "",
-          problem: error.message,
-        },
-      });
+      await this.prisma.form.create({ data: { ...formRow(domain, meta), xml: "", problem: error.message } });
       throw badInput(error.message, { xform_id: meta.formId });
     }
   }
@@ -330,20 +318,22 @@ export class CaseWriteService {
       if (rows.length) await tx.caseIndex.createMany({ data: rows });
     }
 
-    await tx.form.create({
-      data: {
-        id: meta.formId,
-        domainId: domain.id,
-        xmlns: CASE_API_XMLNS,
-        userId: meta.userId,
-        username: meta.username,
-        deviceId: meta.deviceId,
-        receivedOn: meta.receivedOn,
-        xml: formXml(blocks, meta),
-      },
-    });
+    await tx.form.create({ data: { ...formRow(domain, meta), xml: formXml(blocks, meta) } });
     await tx.formCase.createMany({ data: touched.map((caseId, position) => ({ formId: meta.formId, caseId, position })) });
   }
+}
+
+/** The stored form of a write, applied or refused (the caller adds the XML, or the problem). */
+function formRow(domain: DomainRef, meta: FormMeta) {
+  return {
+    id: meta.formId,
+    domainId: domain.id,
+    xmlns: CASE_API_XMLNS,
+    userId: meta.userId,
+    username: meta.username,
+    deviceId: meta.deviceId,
+    receivedOn: meta.receivedOn,
+  };
 }
 
 /** The case after one action: created fresh, or the previous state with the changes merged in. */
