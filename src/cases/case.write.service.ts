@@ -282,44 +282,72 @@ export class CaseWriteService {
     meta: FormMeta,
     blocks: CaseBlock[],
   ): Promise<void> {
-    const row = (c: CaseRecord) => ({
-      caseType: c.caseType,
-      caseName: c.caseName,
-      externalId: c.externalId,
-      ownerId: c.ownerId,
-      lastModified: c.lastModified,
-      serverLastModified: c.serverLastModified,
-      indexedOn: c.indexedOn,
-      closed: c.closed,
-      dateClosed: c.dateClosed,
-      properties: c.properties,
+    // Set-based statements over parameter arrays (unnest): a 100-case bulk is a handful of
+    // statements, and no per-row query has to be built.
+    const cases = (ids: string[]) => ids.map((id) => state.get(id)!);
+    const iso = (d: Date | null) => (d ? d.toISOString() : null);
+    const columns = (rows: CaseRecord[]) => ({
+      ids: rows.map((c) => c.id),
+      types: rows.map((c) => c.caseType),
+      names: rows.map((c) => c.caseName),
+      externals: rows.map((c) => c.externalId),
+      owners: rows.map((c) => c.ownerId),
+      modified: rows.map((c) => iso(c.lastModified)),
+      closed: rows.map((c) => c.closed),
+      dateClosed: rows.map((c) => iso(c.dateClosed)),
+      properties: rows.map((c) => JSON.stringify(c.properties)),
     });
     if (createdIds.length) {
-      await tx.case.createMany({
-        data: createdIds.map((id) => {
-          const c = state.get(id)!;
-          return { id, domainId: domain.id, dateOpened: c.dateOpened, openedByUserId: meta.userId, ...row(c) };
-        }),
-      });
+      const created = cases(createdIds);
+      const c = columns(created);
+      await tx.$executeRaw`
+        INSERT INTO cases (id, domain_id, case_type, case_name, external_id, owner_id, date_opened, last_modified,
+                           server_last_modified, indexed_on, closed, date_closed, properties, opened_by_user_id)
+        SELECT v.id, ${domain.id}::uuid, v.case_type, v.case_name, v.external_id, v.owner_id, v.opened, v.modified,
+               v.modified, v.modified, v.closed, v.date_closed, v.properties, ${meta.userId}::uuid
+        FROM unnest(${c.ids}::uuid[], ${c.types}::text[], ${c.names}::text[], ${c.externals}::text[], ${c.owners}::text[],
+                    ${created.map((x) => iso(x.dateOpened))}::timestamptz[], ${c.modified}::timestamptz[],
+                    ${c.closed}::boolean[], ${c.dateClosed}::timestamptz[], ${c.properties}::jsonb[])
+             AS v(id, case_type, case_name, external_id, owner_id, opened, modified, closed, date_closed, properties)`;
     }
-    for (const id of updatedIds) await tx.case.update({ where: { id }, data: row(state.get(id)!) });
+    if (updatedIds.length) {
+      const c = columns(cases(updatedIds));
+      await tx.$executeRaw`
+        UPDATE cases SET case_type = v.case_type, case_name = v.case_name, external_id = v.external_id,
+               owner_id = v.owner_id, last_modified = v.modified, server_last_modified = v.modified,
+               indexed_on = v.modified, closed = v.closed, date_closed = v.date_closed, properties = v.properties
+        FROM unnest(${c.ids}::uuid[], ${c.types}::text[], ${c.names}::text[], ${c.externals}::text[], ${c.owners}::text[],
+                    ${c.modified}::timestamptz[], ${c.closed}::boolean[], ${c.dateClosed}::timestamptz[], ${c.properties}::jsonb[])
+             AS v(id, case_type, case_name, external_id, owner_id, modified, closed, date_closed, properties)
+        WHERE cases.id = v.id AND cases.domain_id = ${domain.id}::uuid`;
+    }
 
     const touched = [...createdIds, ...updatedIds];
-    const changedNames = new Set(blocks.flatMap((b) => Object.keys(b.indices).map((name) => `${b.caseId}\u0000${name}`)));
-    if (changedNames.size) {
-      await tx.caseIndex.deleteMany({
-        where: { OR: [...changedNames].map((key) => { const [caseId, name] = key.split("\u0000"); return { caseId, name }; }) },
-      });
+    const changed = blocks.flatMap((b) => Object.keys(b.indices).map((name) => ({ caseId: b.caseId, name })));
+    if (changed.length) {
+      await tx.$executeRaw`
+        DELETE FROM case_indices WHERE (case_id, name) IN
+          (SELECT * FROM unnest(${changed.map((k) => k.caseId)}::uuid[], ${changed.map((k) => k.name)}::text[]))`;
+      const changedNames = new Set(changed.map((k) => `${k.caseId}\u0000${k.name}`));
       const rows = touched.flatMap((caseId) =>
-        state.get(caseId)!.indices
-          .filter((i) => changedNames.has(`${caseId}\u0000${i.name}`))
-          .map((i) => ({ caseId, name: i.name, domainId: domain.id, referencedId: i.referencedId, referencedType: i.referencedType, relationship: i.relationship })),
+        state.get(caseId)!.indices.filter((i) => changedNames.has(`${caseId}\u0000${i.name}`)).map((i) => ({ caseId, ...i })),
       );
-      if (rows.length) await tx.caseIndex.createMany({ data: rows });
+      if (rows.length) {
+        await tx.$executeRaw`
+          INSERT INTO case_indices (case_id, name, domain_id, referenced_id, referenced_type, relationship)
+          SELECT v.case_id, v.name, ${domain.id}::uuid, v.referenced_id, v.referenced_type, v.relationship
+          FROM unnest(${rows.map((r) => r.caseId)}::uuid[], ${rows.map((r) => r.name)}::text[],
+                      ${rows.map((r) => r.referencedId)}::uuid[], ${rows.map((r) => r.referencedType)}::text[],
+                      ${rows.map((r) => r.relationship)}::text[])
+               AS v(case_id, name, referenced_id, referenced_type, relationship)`;
+      }
     }
 
     await tx.form.create({ data: { ...formRow(domain, meta), xml: formXml(blocks, meta) } });
-    await tx.formCase.createMany({ data: touched.map((caseId, position) => ({ formId: meta.formId, caseId, position })) });
+    await tx.$executeRaw`
+      INSERT INTO form_cases (form_id, case_id, position)
+      SELECT ${meta.formId}::uuid, v.case_id, v.position::int - 1
+      FROM unnest(${touched}::uuid[]) WITH ORDINALITY AS v(case_id, position)`;
   }
 }
 
