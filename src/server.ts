@@ -7,6 +7,7 @@ import { DomainError } from "./errors.ts";
 import { buildGatewaySchema } from "./graphql/schema.ts";
 import { createGraphQLEndpoint, type GraphQLEndpoint } from "./graphql/server.ts";
 import { locationTypeRouter } from "./locations/location-type.rest.ts";
+import { locationRouter } from "./locations/location.rest.ts";
 import { restErrorHandler, sendError, type ErrorShape } from "./rest/errors.ts";
 import { authenticate, authorizeDomain } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
@@ -36,9 +37,6 @@ function mountFamily(app: Express, services: Services, family: Family): void {
 
 const APPS_PATH = /^\/a\/[^/]+\/apps\/api(\/|$|\?)/;
 
-const readsOr = (write: Access, read: Access) => (req: Request) =>
-  req.method === "GET" || req.method === "HEAD" ? read : write;
-
 export interface HttpServer {
   app: Express;
   httpServer: Server;
@@ -65,9 +63,8 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   });
   mountFamily(app, services, {
     path: "/a/:domain/api/location/v2",
-    access: readsOr("locationWrite", "locationRead"),
     shape: "plain",
-    routes: [],
+    routes: [locationRouter(services)],
   });
   mountFamily(app, services, {
     path: "/a/:domain/api/location_type/v1",

@@ -11,6 +11,7 @@ import type { Database } from "./db/client.ts";
 import { serverSecret } from "./db/server-secrets.ts";
 import { localEventBus, postgresEventBus, type EventBus, type PubSub } from "./graphql/pubsub.ts";
 import { LocationTypeService } from "./locations/location-type.service.ts";
+import { LocationService } from "./locations/location.service.ts";
 
 /** Every domain service of one process, built once over one database. */
 export interface Services {
@@ -23,6 +24,7 @@ export interface Services {
   digest: DigestAuth;
   admin: AdminService;
   locationTypes: LocationTypeService;
+  locations: LocationService;
   caseReads: CaseReadService;
   caseWrites: CaseWriteService;
   caseForms: FormService;
@@ -48,6 +50,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     digest,
     admin: new AdminService(prisma, config.authRealm),
     locationTypes: new LocationTypeService(prisma),
+    locations: new LocationService(prisma),
     caseReads: new CaseReadService(prisma, cursors),
     caseWrites: new CaseWriteService(prisma, pubsub),
     caseForms: new FormService(prisma),

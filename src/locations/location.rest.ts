@@ -1,0 +1,94 @@
+import express, { type Request, type Response, type Router } from "express";
+import { badInput } from "../errors.ts";
+import { handler, jsonBody, locals, route } from "../rest/middleware.ts";
+import { queryParams } from "../rest/params.ts";
+import type { Services } from "../services.ts";
+import { serializeLocation } from "./location.serializer.ts";
+import { detailXml, listXml } from "./location.xml.ts";
+
+/** REST adapter of the Location API v2 (CONTRACT §3), mounted at /a/{domain}/api/location/v2. */
+
+type Format = "json" | "xml";
+
+/**
+ * `format=json|xml` wins; else the first of application/json, application/xml or text/xml that the
+ * Accept header names (by quality, then order); else `fallback` (XML for reads, as the seed says).
+ */
+export function responseFormat(req: Request, fallback: Format): Format {
+  const format = new URLSearchParams(req.originalUrl.split("?")[1] ?? "").get("format");
+  if (format !== null) {
+    if (format === "json" || format === "xml") return format;
+    throw badInput(`Format '${format}' is not supported: use 'json' or 'xml'.`);
+  }
+  const accepted = (req.get("accept") ?? "")
+    .split(",")
+    .map((part, index) => {
+      const [type, ...params] = part.trim().toLowerCase().split(";");
+      const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+      return { type: type.trim(), q: q ? Number(q.slice(2)) || 0 : 1, index };
+    })
+    .filter((a) => a.q > 0 && ["application/json", "application/xml", "text/xml"].includes(a.type))
+    .sort((a, b) => b.q - a.q || a.index - b.index);
+  if (accepted.length) return accepted[0].type === "application/json" ? "json" : "xml";
+  return fallback;
+}
+
+function send(res: Response, status: number, format: Format, json: unknown, xml: () => string): void {
+  if (format === "json") res.status(status).json(json);
+  else res.status(status).type("application/xml; charset=utf-8").send(xml());
+}
+
+/** The list URL with other offset and limit, relative, other parameters kept. */
+function pageUrl(req: Request, offset: number, limit: number): string {
+  const params = new URLSearchParams(req.originalUrl.split("?")[1] ?? "");
+  params.set("limit", String(limit));
+  params.set("offset", String(offset));
+  return `${req.originalUrl.split("?")[0]}?${params}`;
+}
+
+export function locationRouter(services: Services): Router {
+  const { locations } = services;
+  const router = express.Router({ mergeParams: true });
+  router.use(jsonBody(services.config.bodyLimitBytes));
+  const domainOf = (req: Request) => String(req.params.domain);
+
+  route(router, "/", {
+    GET: handler(async (req, res) => {
+      const format = responseFormat(req, "xml");
+      const page = await locations.list(locals(res).principal, domainOf(req), queryParams(req));
+      const meta = {
+        limit: page.limit,
+        next: page.offset + page.limit < page.total ? pageUrl(req, page.offset + page.limit, page.limit) : null,
+        offset: page.offset,
+        previous: page.offset > 0 ? pageUrl(req, Math.max(0, page.offset - page.limit), page.limit) : null,
+        total_count: page.total,
+      };
+      const objects = page.records.map(serializeLocation);
+      send(res, 200, format, { meta, objects }, () => listXml(meta, objects));
+    }),
+    POST: handler(async (req, res) => {
+      const format = responseFormat(req, "json");
+      const created = serializeLocation(await locations.create(locals(res).principal, domainOf(req), req.body));
+      send(res, 201, format, created, () => detailXml(created));
+    }),
+    PATCH: handler(async (req, res) => {
+      res.status(202).json(await locations.bulk(locals(res).principal, domainOf(req), req.body));
+    }),
+  });
+
+  route(router, "/:locationId", {
+    GET: handler(async (req, res) => {
+      const format = responseFormat(req, "xml");
+      const found = serializeLocation(await locations.get(locals(res).principal, domainOf(req), String(req.params.locationId)));
+      send(res, 200, format, found, () => detailXml(found));
+    }),
+    PUT: handler(async (req, res) => {
+      const format = responseFormat(req, "json");
+      const updated = serializeLocation(
+        await locations.update(locals(res).principal, domainOf(req), String(req.params.locationId), req.body),
+      );
+      send(res, 200, format, updated, () => detailXml(updated));
+    }),
+  });
+  return router;
+}

@@ -1,0 +1,27 @@
+import { transliterate } from "transliteration";
+
+/** Site codes (CONTRACT §3): lowercased, `^[-_\w]+$`, unique in the domain; generated from the name. */
+
+const VALID = /^[-_\p{L}\p{N}_]+$/u;
+
+export function isValidSiteCode(code: string): boolean {
+  return VALID.test(code);
+}
+
+/**
+ * The base of a generated site code: the name transliterated to ASCII and lowercased, each run of
+ * non-letters turned into `_`, `_` stripped from the ends, and the name's trailing digits appended.
+ * An empty result is `no_name`.
+ */
+export function siteCodeBase(name: string): string {
+  const ascii = transliterate(name).toLowerCase();
+  const letters = ascii.replace(/[^a-z]+/g, "_").replace(/^_+|_+$/g, "");
+  const digits = /(\d+)\s*$/.exec(name)?.[1] ?? "";
+  return letters + digits || "no_name";
+}
+
+/** The base, or the base with the first of 1, 2, … that is not taken. */
+export function uniqueSiteCode(base: string, taken: Set<string>): string {
+  if (!taken.has(base)) return base;
+  for (let n = 1; ; n++) if (!taken.has(`${base}${n}`)) return `${base}${n}`;
+}
