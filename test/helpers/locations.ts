@@ -1,0 +1,53 @@
+import type { Response } from "supertest";
+import { build, createDomain, createUser, type TestApp, type TestUser } from "./app.ts";
+
+/**
+ * An app with domain "demo", a type hierarchy country → state → district → facility (facility
+ * has no child types) plus a second root type "zone", an editor (edit_locations) and a reader
+ * (view_locations).
+ */
+export interface LocationTestApp extends TestApp {
+  editor: TestUser;
+  reader: TestUser;
+  /** JSON requests as the editor; `path` is relative to /a/demo/api/location/v2/ */
+  post(body: unknown, path?: string): Promise<Response>;
+  put(path: string, body: unknown): Promise<Response>;
+  patch(body: unknown): Promise<Response>;
+  get(path: string): Promise<Response>;
+  /** creates a location through the API (JSON) and returns it */
+  createLocation(fields: Record<string, unknown>): Promise<Record<string, any>>;
+}
+
+export const LOCATIONS = "/a/demo/api/location/v2/";
+
+export async function buildLocationApp(): Promise<LocationTestApp> {
+  const app = await build();
+  await createDomain(app, "demo");
+  for (const [code, name, parentCode] of [
+    ["country", "Country", null],
+    ["state", "State", "country"],
+    ["district", "District", "state"],
+    ["facility", "Facility", "district"],
+    ["zone", "Zone", null],
+  ] as const) {
+    await app.services.locationTypes.create(app.root, "demo", { code, name, parentCode });
+  }
+  const editor = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_locations"] });
+  const reader = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations"] });
+  const auth = editor.authorization;
+  const post = (body: unknown, path = "") => app.http().post(`${LOCATIONS}${path}`).set("Authorization", auth).send(body as object);
+  return {
+    ...app,
+    editor,
+    reader,
+    post,
+    put: (path, body) => app.http().put(`${LOCATIONS}${path}`).set("Authorization", auth).send(body as object),
+    patch: (body) => app.http().patch(LOCATIONS).set("Authorization", auth).send(body as object),
+    get: (path) => app.http().get(`${LOCATIONS}${path}`).set("Authorization", auth),
+    async createLocation(fields) {
+      const res = await post(fields);
+      if (res.status !== 201) throw new Error(`createLocation failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+  };
+}
