@@ -13,14 +13,9 @@ export const caseKey = (domain: string, caseId: string) => `${domain}${SEP}${cas
 
 import { toForm, FORM_SELECT, type FormView } from "./form.service.ts";
 
-export function createCaseLoaders(prisma: Prisma) {
+export function createCaseLoaders(prisma: Prisma, domainIds: DataLoader<string, string | null>) {
   const repository = new CaseRepository(prisma);
 
-  const domainIds = new DataLoader<string, string | null>(async (names) => {
-    const rows = await prisma.domain.findMany({ where: { name: { in: [...names] } }, select: { id: true, name: true } });
-    const byName = new Map(rows.map((r) => [r.name, r.id]));
-    return names.map((n) => byName.get(n) ?? null);
-  });
 
   /** Groups `domain\0id` keys by domain and loads each domain's cases in one query. */
   const byKey = new DataLoader<string, CaseRecord | null>(async (keys) => {

@@ -1,14 +1,24 @@
 import type { Principal } from "../auth/principal.ts";
 import { createCaseLoaders, type CaseLoaders } from "../cases/case.loaders.ts";
+import { createLocationLoaders, type LocationLoaders } from "../locations/location.loaders.ts";
+import { domainIdLoader } from "./domain-loader.ts";
 import type { Services } from "../services.ts";
 
 /** What every resolver receives: the checked caller, the domain services, per-request loaders. */
 export interface GraphQLContext {
   principal: Principal;
   services: Services;
-  loaders: { cases: CaseLoaders };
+  loaders: { cases: CaseLoaders; locations: LocationLoaders };
 }
 
 export function createContext(principal: Principal, services: Services): GraphQLContext {
-  return { principal, services, loaders: { cases: createCaseLoaders(services.prisma) } };
+  const domainIds = domainIdLoader(services.prisma);
+  return {
+    principal,
+    services,
+    loaders: {
+      cases: createCaseLoaders(services.prisma, domainIds),
+      locations: createLocationLoaders(services.prisma, domainIds),
+    },
+  };
 }

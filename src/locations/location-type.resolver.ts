@@ -30,4 +30,24 @@ export class LocationTypeResolver {
   ): Promise<LocationTypeType> {
     return toLocationType(await services.locationTypes.create(principal, domain, input));
   }
+
+  @Mutation(() => LocationTypeType, { description: "superuser only; parentCode \"\" makes a root type" })
+  async updateLocationType(
+    @Arg("domain", () => String) domain: string,
+    @Arg("code", () => String) code: string,
+    @Arg("name", () => String, { nullable: true }) name: string | null,
+    @Arg("parentCode", () => String, { nullable: true }) parentCode: string | null,
+    @Ctx() { principal, services }: GraphQLContext,
+  ): Promise<LocationTypeType> {
+    return toLocationType(await services.locationTypes.update(principal, domain, code, { name, parentCode: parentCode ?? undefined }));
+  }
+
+  @Mutation(() => Boolean, { description: "superuser only; only a type no location or type uses" })
+  deleteLocationType(
+    @Arg("domain", () => String) domain: string,
+    @Arg("code", () => String) code: string,
+    @Ctx() { principal, services }: GraphQLContext,
+  ): Promise<boolean> {
+    return services.locationTypes.delete(principal, domain, code);
+  }
 }

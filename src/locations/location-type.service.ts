@@ -40,6 +40,61 @@ export class LocationTypeService {
     });
   }
 
+  /** Renames a type or moves it under another parent type (not under itself or its subtypes). */
+  async update(principal: Principal, domainName: string, code: string, input: { name?: string | null; parentCode?: string | null }) {
+    const { domain, type } = await this.existing(principal, domainName, code);
+    const data: { name?: string; parentId?: string | null } = {};
+    if (input.name !== undefined && input.name !== null) {
+      if (!input.name.trim()) throw badInput("A location type needs a name.");
+      data.name = input.name;
+    }
+    if (input.parentCode !== undefined) {
+      if (input.parentCode === null || input.parentCode === "") data.parentId = null;
+      else {
+        const parent = await this.prisma.locationType.findUnique({
+          where: { domainId_code: { domainId: domain.id, code: input.parentCode } },
+        });
+        if (!parent) throw badInput(`LocationType '${input.parentCode}' not found`);
+        if (await this.isWithin(parent.id, type.id)) throw badInput("A location type cannot be its own ancestor.");
+        data.parentId = parent.id;
+      }
+      if (data.parentId !== type.parentId && (await this.prisma.location.count({ where: { locationTypeId: type.id } }))) {
+        throw badInput(`LocationType '${code}' is in use: its parent type cannot change.`);
+      }
+    }
+    return this.prisma.locationType.update({ where: { id: type.id }, data, include: { parent: true, domain: true } });
+  }
+
+  /** Deletes a type that no location and no other type uses. */
+  async delete(principal: Principal, domainName: string, code: string) {
+    const { type } = await this.existing(principal, domainName, code);
+    const [locations, children] = await Promise.all([
+      this.prisma.location.count({ where: { locationTypeId: type.id } }),
+      this.prisma.locationType.count({ where: { parentId: type.id } }),
+    ]);
+    if (locations || children) throw badInput(`LocationType '${code}' is in use and cannot be deleted.`);
+    await this.prisma.locationType.delete({ where: { id: type.id } });
+    return true;
+  }
+
+  private async existing(principal: Principal, domainName: string, code: string) {
+    if (!principal.isSuperuser) throw forbidden("Only a superuser may do this.");
+    const domain = await this.prisma.domain.findUnique({ where: { name: domainName } });
+    if (!domain) throw notFound(`Domain '${domainName}' not found`);
+    const type = await this.prisma.locationType.findUnique({ where: { domainId_code: { domainId: domain.id, code } } });
+    if (!type) throw notFound(`LocationType '${code}' not found`);
+    return { domain, type };
+  }
+
+  /** True when `typeId` is `ancestorId` or lies below it. */
+  private async isWithin(typeId: string, ancestorId: string): Promise<boolean> {
+    for (let id: string | null = typeId, hops = 0; id && hops < 100; hops++) {
+      if (id === ancestorId) return true;
+      id = (await this.prisma.locationType.findUnique({ where: { id }, select: { parentId: true } }))?.parentId ?? null;
+    }
+    return false;
+  }
+
   async list(principal: Principal, domainName: string) {
     const domain = await authorize(this.prisma, principal, domainName, "locationRead");
     return this.prisma.locationType.findMany({

@@ -33,6 +33,14 @@ type Documents = {
     "\n  query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords missingRecords entries { by id case { caseName } }\n    }\n  }\n": typeof types.GqlByIdsDocument,
     "\n  query GqlByExternal($domain: String!, $externalId: String!) {\n    caseByExternalId(domain: $domain, externalId: $externalId) { caseName }\n  }\n": typeof types.GqlByExternalDocument,
     "\n  query GqlForm($domain: String!, $id: ID!) {\n    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }\n  }\n": typeof types.GqlFormDocument,
+    "\n  query GqlLocationTree($domain: String!, $id: ID!, $depth: Int) {\n    location(domain: $domain, locationId: $id) {\n      name\n      locationType { code parentCode }\n      parent { name }\n      children { name }\n      ancestors { name }\n      descendants(depth: $depth) { name }\n    }\n  }\n": typeof types.GqlLocationTreeDocument,
+    "\n  query GqlLocationPage($domain: String!, $filter: LocationFilter, $first: Int, $after: String) {\n    locations(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { name siteCode parent { name } ancestors { name } locationType { code } }\n    }\n  }\n": typeof types.GqlLocationPageDocument,
+    "\n  mutation GqlCreateLocation($domain: String!, $input: LocationInput!) {\n    createLocation(domain: $domain, input: $input) { locationId name siteCode parentLocationId }\n  }\n": typeof types.GqlCreateLocationDocument,
+    "\n  mutation GqlUpdateLocation($domain: String!, $id: ID!, $input: LocationInput!) {\n    updateLocation(domain: $domain, locationId: $id, input: $input) { name }\n  }\n": typeof types.GqlUpdateLocationDocument,
+    "\n  mutation GqlBulkLocations($domain: String!, $items: [LocationBulkItem!]!) {\n    bulkLocations(domain: $domain, items: $items)\n  }\n": typeof types.GqlBulkLocationsDocument,
+    "\n  query GqlBySiteCode($domain: String!, $siteCode: String!) {\n    locationBySiteCode(domain: $domain, siteCode: $siteCode) { name }\n  }\n": typeof types.GqlBySiteCodeDocument,
+    "\n  mutation GqlUpdateLocationType($domain: String!, $code: String!, $name: String, $parentCode: String) {\n    updateLocationType(domain: $domain, code: $code, name: $name, parentCode: $parentCode) { code name parentCode }\n  }\n": typeof types.GqlUpdateLocationTypeDocument,
+    "\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n": typeof types.GqlDeleteLocationTypeDocument,
 };
 const documents: Documents = {
     "\n  mutation CreateDomain($name: String!) {\n    createDomain(name: $name) { id name }\n  }\n": types.CreateDomainDocument,
@@ -54,6 +62,14 @@ const documents: Documents = {
     "\n  query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords missingRecords entries { by id case { caseName } }\n    }\n  }\n": types.GqlByIdsDocument,
     "\n  query GqlByExternal($domain: String!, $externalId: String!) {\n    caseByExternalId(domain: $domain, externalId: $externalId) { caseName }\n  }\n": types.GqlByExternalDocument,
     "\n  query GqlForm($domain: String!, $id: ID!) {\n    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }\n  }\n": types.GqlFormDocument,
+    "\n  query GqlLocationTree($domain: String!, $id: ID!, $depth: Int) {\n    location(domain: $domain, locationId: $id) {\n      name\n      locationType { code parentCode }\n      parent { name }\n      children { name }\n      ancestors { name }\n      descendants(depth: $depth) { name }\n    }\n  }\n": types.GqlLocationTreeDocument,
+    "\n  query GqlLocationPage($domain: String!, $filter: LocationFilter, $first: Int, $after: String) {\n    locations(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { name siteCode parent { name } ancestors { name } locationType { code } }\n    }\n  }\n": types.GqlLocationPageDocument,
+    "\n  mutation GqlCreateLocation($domain: String!, $input: LocationInput!) {\n    createLocation(domain: $domain, input: $input) { locationId name siteCode parentLocationId }\n  }\n": types.GqlCreateLocationDocument,
+    "\n  mutation GqlUpdateLocation($domain: String!, $id: ID!, $input: LocationInput!) {\n    updateLocation(domain: $domain, locationId: $id, input: $input) { name }\n  }\n": types.GqlUpdateLocationDocument,
+    "\n  mutation GqlBulkLocations($domain: String!, $items: [LocationBulkItem!]!) {\n    bulkLocations(domain: $domain, items: $items)\n  }\n": types.GqlBulkLocationsDocument,
+    "\n  query GqlBySiteCode($domain: String!, $siteCode: String!) {\n    locationBySiteCode(domain: $domain, siteCode: $siteCode) { name }\n  }\n": types.GqlBySiteCodeDocument,
+    "\n  mutation GqlUpdateLocationType($domain: String!, $code: String!, $name: String, $parentCode: String) {\n    updateLocationType(domain: $domain, code: $code, name: $name, parentCode: $parentCode) { code name parentCode }\n  }\n": types.GqlUpdateLocationTypeDocument,
+    "\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n": types.GqlDeleteLocationTypeDocument,
 };
 
 /**
@@ -146,6 +162,38 @@ export function graphql(source: "\n  query GqlByExternal($domain: String!, $exte
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query GqlForm($domain: String!, $id: ID!) {\n    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }\n  }\n"): (typeof documents)["\n  query GqlForm($domain: String!, $id: ID!) {\n    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GqlLocationTree($domain: String!, $id: ID!, $depth: Int) {\n    location(domain: $domain, locationId: $id) {\n      name\n      locationType { code parentCode }\n      parent { name }\n      children { name }\n      ancestors { name }\n      descendants(depth: $depth) { name }\n    }\n  }\n"): (typeof documents)["\n  query GqlLocationTree($domain: String!, $id: ID!, $depth: Int) {\n    location(domain: $domain, locationId: $id) {\n      name\n      locationType { code parentCode }\n      parent { name }\n      children { name }\n      ancestors { name }\n      descendants(depth: $depth) { name }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GqlLocationPage($domain: String!, $filter: LocationFilter, $first: Int, $after: String) {\n    locations(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { name siteCode parent { name } ancestors { name } locationType { code } }\n    }\n  }\n"): (typeof documents)["\n  query GqlLocationPage($domain: String!, $filter: LocationFilter, $first: Int, $after: String) {\n    locations(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { name siteCode parent { name } ancestors { name } locationType { code } }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation GqlCreateLocation($domain: String!, $input: LocationInput!) {\n    createLocation(domain: $domain, input: $input) { locationId name siteCode parentLocationId }\n  }\n"): (typeof documents)["\n  mutation GqlCreateLocation($domain: String!, $input: LocationInput!) {\n    createLocation(domain: $domain, input: $input) { locationId name siteCode parentLocationId }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation GqlUpdateLocation($domain: String!, $id: ID!, $input: LocationInput!) {\n    updateLocation(domain: $domain, locationId: $id, input: $input) { name }\n  }\n"): (typeof documents)["\n  mutation GqlUpdateLocation($domain: String!, $id: ID!, $input: LocationInput!) {\n    updateLocation(domain: $domain, locationId: $id, input: $input) { name }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation GqlBulkLocations($domain: String!, $items: [LocationBulkItem!]!) {\n    bulkLocations(domain: $domain, items: $items)\n  }\n"): (typeof documents)["\n  mutation GqlBulkLocations($domain: String!, $items: [LocationBulkItem!]!) {\n    bulkLocations(domain: $domain, items: $items)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GqlBySiteCode($domain: String!, $siteCode: String!) {\n    locationBySiteCode(domain: $domain, siteCode: $siteCode) { name }\n  }\n"): (typeof documents)["\n  query GqlBySiteCode($domain: String!, $siteCode: String!) {\n    locationBySiteCode(domain: $domain, siteCode: $siteCode) { name }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation GqlUpdateLocationType($domain: String!, $code: String!, $name: String, $parentCode: String) {\n    updateLocationType(domain: $domain, code: $code, name: $name, parentCode: $parentCode) { code name parentCode }\n  }\n"): (typeof documents)["\n  mutation GqlUpdateLocationType($domain: String!, $code: String!, $name: String, $parentCode: String) {\n    updateLocationType(domain: $domain, code: $code, name: $name, parentCode: $parentCode) { code name parentCode }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n"): (typeof documents)["\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -20,8 +20,8 @@ export interface LocationTestApp extends TestApp {
 
 export const LOCATIONS = "/a/demo/api/location/v2/";
 
-export async function buildLocationApp(): Promise<LocationTestApp> {
-  const app = await build();
+export async function buildLocationApp(wrapDb?: Parameters<typeof build>[1]): Promise<LocationTestApp> {
+  const app = await build({}, wrapDb);
   await createDomain(app, "demo");
   for (const [code, name, parentCode] of [
     ["country", "Country", null],

@@ -1,0 +1,166 @@
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
+import { badInput } from "../errors.ts";
+import type { GraphQLContext } from "../graphql/context.ts";
+import { LocationTypeType } from "./location-type.types.ts";
+import type { LocationRecord } from "./location.serializer.ts";
+import {
+  LocationBulkItemInput,
+  LocationConnectionType,
+  LocationFilterInput,
+  LocationInput,
+  LocationType,
+} from "./location.types.ts";
+
+/** GraphQL twin of the Location API: the same service, rules and messages; relations batched. */
+
+type LocationNode = LocationType & { typeId: string };
+
+const toNode = (l: LocationRecord): LocationNode => ({
+  locationId: l.id,
+  domain: l.domainName,
+  name: l.name,
+  siteCode: l.siteCode,
+  latitude: l.latitude,
+  longitude: l.longitude,
+  locationData: l.locationData,
+  lastModified: l.lastModified,
+  locationTypeCode: l.typeCode,
+  locationTypeName: l.typeName,
+  parentLocationId: l.parentId,
+  typeId: l.typeId,
+});
+
+/** A GraphQL input as the REST body it stands for (null means "not given"). */
+export function locationBody(input: LocationBulkItemInput): Record<string, unknown> {
+  const names: [keyof LocationBulkItemInput, string][] = [
+    ["locationId", "location_id"],
+    ["name", "name"],
+    ["locationTypeCode", "location_type_code"],
+    ["siteCode", "site_code"],
+    ["latitude", "latitude"],
+    ["longitude", "longitude"],
+    ["locationData", "location_data"],
+    ["parentLocationId", "parent_location_id"],
+  ];
+  const body: Record<string, unknown> = {};
+  for (const [from, to] of names) if (input[from] !== undefined && input[from] !== null) body[to] = input[from];
+  return body;
+}
+
+/** Offsets as opaque cursors. */
+const encodeOffset = (offset: number) => Buffer.from(`offset:${offset}`).toString("base64url");
+function decodeOffset(cursor: string): number {
+  const match = /^offset:(\d+)$/.exec(Buffer.from(cursor, "base64url").toString());
+  if (!match) throw badInput(`'${cursor}' is not a valid cursor.`);
+  return Number(match[1]);
+}
+
+@Resolver(() => LocationType)
+export class LocationResolver {
+  @Query(() => LocationConnectionType, { complexity: ({ args, childComplexity }) => 1 + Math.min(args.first ?? 20, 5000) * childComplexity })
+  async locations(
+    @Arg("domain", () => String) domain: string,
+    @Arg("filter", () => LocationFilterInput, { nullable: true }) filter: LocationFilterInput | null,
+    @Arg("orderBy", () => String, { nullable: true, description: "last_modified or -last_modified" }) orderBy: string | null,
+    @Arg("first", () => Int, { nullable: true, defaultValue: 20 }) first: number,
+    @Arg("after", () => String, { nullable: true }) after: string | null,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<LocationConnectionType> {
+    if (first < 1 || first > 5000) throw badInput("'first' must be between 1 and 5000.");
+    const offset = after ? decodeOffset(after) : 0;
+    const params: [string, string][] = [["limit", String(first)], ["offset", String(offset)]];
+    if (orderBy) params.push(["order_by", orderBy]);
+    if (filter?.siteCode != null) params.push(["site_code", filter.siteCode]);
+    if (filter?.name != null) params.push(["name", filter.name]);
+    if (filter?.locationTypeCode != null) params.push(["location_type_code", filter.locationTypeCode]);
+    if (filter?.parentLocationId != null) params.push(["parent_location_id", filter.parentLocationId]);
+    for (const op of ["gt", "gte", "lt", "lte"] as const) {
+      const value = filter?.lastModified?.[op];
+      if (value != null) params.push([`last_modified.${op}`, value]);
+    }
+    const page = await ctx.services.locations.list(ctx.principal, domain, params);
+    const next = offset + page.records.length < page.total ? encodeOffset(offset + page.records.length) : null;
+    return { totalCount: page.total, nodes: page.records.map(toNode), pageInfo: { hasNextPage: next !== null, endCursor: next } };
+  }
+
+  @Query(() => LocationType, { nullable: true })
+  async location(
+    @Arg("domain", () => String) domain: string,
+    @Arg("locationId", () => ID) locationId: string,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<LocationNode | null> {
+    await ctx.services.locations.readableDomain(ctx.principal, domain);
+    const found = await ctx.loaders.locations.location(domain, locationId);
+    return found ? toNode(found) : null;
+  }
+
+  @Query(() => LocationType, { nullable: true })
+  async locationBySiteCode(
+    @Arg("domain", () => String) domain: string,
+    @Arg("siteCode", () => String) siteCode: string,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<LocationNode | null> {
+    const found = await ctx.services.locations.bySiteCode(ctx.principal, domain, siteCode);
+    return found ? toNode(found) : null;
+  }
+
+  @Mutation(() => LocationType)
+  async createLocation(
+    @Arg("domain", () => String) domain: string,
+    @Arg("input", () => LocationInput) input: LocationInput,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<LocationNode> {
+    return toNode(await ctx.services.locations.create(ctx.principal, domain, locationBody(input)));
+  }
+
+  @Mutation(() => LocationType)
+  async updateLocation(
+    @Arg("domain", () => String) domain: string,
+    @Arg("locationId", () => ID) locationId: string,
+    @Arg("input", () => LocationInput) input: LocationInput,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<LocationNode> {
+    return toNode(await ctx.services.locations.update(ctx.principal, domain, locationId, locationBody(input)));
+  }
+
+  @Mutation(() => [ID], { description: "creates and updates up to 100 locations, all or nothing; ids in order" })
+  bulkLocations(
+    @Arg("domain", () => String) domain: string,
+    @Arg("items", () => [LocationBulkItemInput]) items: LocationBulkItemInput[],
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<string[]> {
+    return ctx.services.locations.bulk(ctx.principal, domain, { objects: items.map(locationBody) });
+  }
+
+  @FieldResolver(() => LocationType, { nullable: true })
+  async parent(@Root() l: LocationNode, @Ctx() ctx: GraphQLContext): Promise<LocationNode | null> {
+    if (!l.parentLocationId) return null;
+    const parent = await ctx.loaders.locations.location(l.domain, l.parentLocationId);
+    return parent ? toNode(parent) : null;
+  }
+
+  @FieldResolver(() => [LocationType], { complexity: 10 })
+  async children(@Root() l: LocationNode, @Ctx() ctx: GraphQLContext): Promise<LocationNode[]> {
+    return (await ctx.loaders.locations.children(l.domain, l.locationId)).map(toNode);
+  }
+
+  @FieldResolver(() => [LocationType], { description: "nearest first, up to the root", complexity: 5 })
+  async ancestors(@Root() l: LocationNode, @Ctx() ctx: GraphQLContext): Promise<LocationNode[]> {
+    return (await ctx.loaders.locations.ancestors(l.domain, l.locationId)).map(toNode);
+  }
+
+  @FieldResolver(() => [LocationType], { description: "breadth first, to `depth` levels (all when omitted)", complexity: 50 })
+  async descendants(
+    @Root() l: LocationNode,
+    @Arg("depth", () => Int, { nullable: true }) depth: number | null,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<LocationNode[]> {
+    if (depth !== null && depth < 1) throw badInput("'depth' must be at least 1.");
+    return (await ctx.loaders.locations.descendants(l.domain, l.locationId, depth)).map(toNode);
+  }
+
+  @FieldResolver(() => LocationTypeType)
+  async locationType(@Root() l: LocationNode, @Ctx() ctx: GraphQLContext): Promise<LocationTypeType> {
+    return (await ctx.loaders.locations.type(l.typeId))!;
+  }
+}
