@@ -185,3 +185,43 @@ describe("location relations are batched", () => {
     expect(await measure(50)).toBe(small);
   });
 });
+
+describe("a 5-level hierarchy", () => {
+  beforeEach(async () => {
+    app = await buildLocationApp();
+    // zone → area → block → site → spot, beside the fixture's own tree
+    let parentCode = "zone";
+    for (const code of ["area", "block", "site", "spot"]) {
+      await app.services.locationTypes.create(app.root, "demo", { code, name: code, parentCode });
+      parentCode = code;
+    }
+  });
+  afterEach(() => app.close());
+
+  it("applies the child-type rules at every level and answers ancestors and descendants from any level", async () => {
+    const codes = ["zone", "area", "block", "site", "spot"];
+    const chain: string[] = [];
+    for (const [level, code] of codes.entries()) {
+      const parent = chain[level - 1];
+      // the level's own type is accepted only under the level above; a type from two levels down is not
+      if (level + 1 < codes.length) {
+        const skipped = await app.post({ name: `bad ${level}`, location_type_code: codes[level + 1], parent_location_id: parent ?? null });
+        expect(skipped.status).toBe(400);
+        expect(skipped.body.error).toBe("Location type not valid for the selected parent.");
+      }
+      const created = await app.createLocation({ name: `L${level}`, location_type_code: code, ...(parent ? { parent_location_id: parent } : {}) });
+      chain.push(created.location_id);
+    }
+    const underLeaf = await app.post({ name: "below", location_type_code: "spot", parent_location_id: chain[4] });
+    expect(underLeaf.body.error).toBe("The selected parent location cannot have child locations!");
+
+    for (const [level, id] of chain.entries()) {
+      const res = await gql(app, app.reader.authorization, Tree, { domain: "demo", id });
+      const node = res.body.data!.location!;
+      expect(node.ancestors.map((a) => a.name)).toEqual(chain.slice(0, level).map((_, i) => `L${level - 1 - i}`));
+      expect(node.descendants.map((d) => d.name)).toEqual(chain.slice(level + 1).map((_, i) => `L${level + 1 + i}`));
+    }
+    const twoDown = await gql(app, app.reader.authorization, Tree, { domain: "demo", id: chain[0], depth: 2 });
+    expect(twoDown.body.data!.location!.descendants.map((d) => d.name)).toEqual(["L1", "L2"]);
+  });
+});
