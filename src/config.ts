@@ -15,6 +15,14 @@ export interface Config {
   digestNonceTtlSeconds: number;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  appSourceLimitBytes: number;
+  multimediaJobTtlSeconds: number;
+  zipMaxEntryBytes: number;
+  zipMaxTotalBytes: number;
+  zipMaxRatio: number;
+  /** multimedia jobs this process runs at once (0: this process runs none) */
+  workers: number;
+  jobLeaseSeconds: number;
   graphqlMaxDepth: number;
   graphqlMaxCost: number;
   logLevel: "silent" | "error" | "info";
@@ -71,6 +79,13 @@ export function loadConfig(env: Env = process.env): Config {
     digestNonceTtlSeconds: integer(env, "DIGEST_NONCE_TTL_SECONDS", 300, 1),
     accessTokenTtlSeconds: integer(env, "ACCESS_TOKEN_TTL_SECONDS", 3600, 1),
     refreshTokenTtlSeconds: integer(env, "REFRESH_TOKEN_TTL_SECONDS", 14 * 24 * 3600, 1),
+    appSourceLimitBytes: integer(env, "APP_SOURCE_LIMIT_BYTES", 64 * 1024 * 1024, 1024),
+    multimediaJobTtlSeconds: integer(env, "MULTIMEDIA_JOB_TTL_SECONDS", 3600, 1),
+    zipMaxEntryBytes: integer(env, "ZIP_MAX_ENTRY_BYTES", 512 * 1024 * 1024, 1),
+    zipMaxTotalBytes: integer(env, "ZIP_MAX_TOTAL_BYTES", 8 * 1024 * 1024 * 1024, 1),
+    zipMaxRatio: integer(env, "ZIP_MAX_RATIO", 100, 1),
+    workers: integer(env, "WORKERS", 1, 0),
+    jobLeaseSeconds: integer(env, "JOB_LEASE_SECONDS", 60, 1),
     graphqlMaxDepth: integer(env, "GRAPHQL_MAX_DEPTH", 12, 1),
     graphqlMaxCost: integer(env, "GRAPHQL_MAX_COST", 50_000, 1),
     logLevel: logLevel(env.LOG_LEVEL),

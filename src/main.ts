@@ -19,6 +19,8 @@ async function main(config: Config): Promise<void> {
   }
   const server = await buildServer(services);
   const stopMaintenance = startMaintenance(services);
+  if (db.kind === "pglite") await services.multimediaJobs.requeueOrphans();
+  services.worker.start();
   const url = await server.listen(config.port, config.host);
   console.log(`field-data gateway listening on ${url} (${db.kind === "pglite" ? `embedded database in ${config.dataDir}` : "PostgreSQL"})`);
 
@@ -30,6 +32,7 @@ async function main(config: Config): Promise<void> {
     try {
       stopMaintenance();
       await server.close();
+      await services.worker.stop();
       await services.close();
       await db.close();
       process.exit(0);

@@ -8,6 +8,7 @@ import type { Services } from "./services.ts";
 export async function purgeExpired(services: Services): Promise<void> {
   const dayAgo = new Date(Date.now() - 24 * 3600 * 1000);
   await services.digest.purgeExpired();
+  await services.multimediaJobs.purgeExpired();
   await services.prisma.oAuthToken.deleteMany({
     where: {
       OR: [

@@ -2,25 +2,24 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from "express";
 import { oauthRouter } from "./auth/oauth.rest.ts";
-import type { Access } from "./auth/permissions.ts";
 import { DomainError } from "./errors.ts";
 import { buildGatewaySchema } from "./graphql/schema.ts";
 import { createGraphQLEndpoint, type GraphQLEndpoint } from "./graphql/server.ts";
 import { locationTypeRouter } from "./locations/location-type.rest.ts";
 import { locationRouter } from "./locations/location.rest.ts";
 import { restErrorHandler, sendError, type ErrorShape } from "./rest/errors.ts";
-import { authenticate, authorizeDomain } from "./rest/middleware.ts";
+import { authenticate } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
+import { appRouter } from "./apps/app.rest.ts";
 import type { Services } from "./services.ts";
 
 /**
- * One REST family of CONTRACT §2–4 under /a/{domain}/…: authentication, the domain check for the
- * operation, the feature's routes, then JSON 404s and errors in the family's body shape.
+ * One REST family of CONTRACT §2–4 under /a/{domain}/…: authentication, the feature's routes (whose
+ * services check the domain permission of each operation), then JSON 404s and errors in the
+ * family's body shape.
  */
 interface Family {
   path: string;
-  /** checked here for families whose services do not authorise yet; others authorise per operation */
-  access?: Access | ((req: Request) => Access);
   shape: ErrorShape;
   routes: Router[];
 }
@@ -28,7 +27,6 @@ interface Family {
 function mountFamily(app: Express, services: Services, family: Family): void {
   const router = express.Router({ mergeParams: true });
   router.use(authenticate(services.authenticator));
-  if (family.access) router.use(authorizeDomain(services.prisma, family.access));
   for (const routes of family.routes) router.use(routes);
   router.use((req, res) => sendError(res, new DomainError("NOT_FOUND", `Not found: ${req.originalUrl.split("?")[0]}`), family.shape));
   router.use(restErrorHandler(family.shape));
@@ -71,7 +69,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
     shape: "plain",
     routes: [locationTypeRouter(services)],
   });
-  mountFamily(app, services, { path: "/a/:domain/apps/api", access: "apps", shape: "apps", routes: [] });
+  mountFamily(app, services, { path: "/a/:domain/apps/api", shape: "apps", routes: [appRouter(services)] });
 
   app.use((req, res) => sendError(res, new DomainError("NOT_FOUND", `Not found: ${req.originalUrl.split("?")[0]}`)));
   // Errors raised before a family is entered (e.g. an undecodable domain) still get its body shape.

@@ -12,6 +12,10 @@ import { serverSecret } from "./db/server-secrets.ts";
 import { localEventBus, postgresEventBus, type EventBus, type PubSub } from "./graphql/pubsub.ts";
 import { LocationTypeService } from "./locations/location-type.service.ts";
 import { LocationService } from "./locations/location.service.ts";
+import { AppService } from "./apps/app.service.ts";
+import { DatabaseBlobStore, FileBlobStore, type BlobStore } from "./multimedia/blob-store.ts";
+import { MultimediaJobService } from "./multimedia/job.service.ts";
+import { MultimediaWorker } from "./multimedia/worker.ts";
 
 /** Every domain service of one process, built once over one database. */
 export interface Services {
@@ -28,6 +32,10 @@ export interface Services {
   caseReads: CaseReadService;
   caseWrites: CaseWriteService;
   caseForms: FormService;
+  blobs: BlobStore;
+  apps: AppService;
+  multimediaJobs: MultimediaJobService;
+  worker: MultimediaWorker;
   /** releases what the services hold besides the database (the event listener) */
   close(): Promise<void>;
 }
@@ -39,6 +47,9 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const oauth = new OAuthService(prisma, config);
   const events: EventBus = db.url ? await postgresEventBus(db.url) : localEventBus();
   const pubsub = events.pubsub;
+  const blobs: BlobStore = db.kind === "postgres" ? new DatabaseBlobStore(prisma) : new FileBlobStore(config.dataDir);
+  const apps = new AppService(prisma, config.appSourceLimitBytes);
+  const multimediaJobs = new MultimediaJobService(prisma, blobs, pubsub, apps, config);
   const cursors = new CursorCodec(await serverSecret(prisma, "case-cursor-key"));
   return {
     config,
@@ -54,6 +65,10 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     caseReads: new CaseReadService(prisma, cursors),
     caseWrites: new CaseWriteService(prisma, pubsub),
     caseForms: new FormService(prisma),
+    blobs,
+    apps,
+    multimediaJobs,
+    worker: new MultimediaWorker(multimediaJobs, apps, blobs, config),
     close: () => events.close(),
   };
 }

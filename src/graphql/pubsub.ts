@@ -2,6 +2,7 @@ import { createPubSub } from "@graphql-yoga/subscription";
 import pg from "pg";
 import type { CaseChangedEvent } from "../cases/case.write.service.ts";
 import { log } from "../log.ts";
+import type { MultimediaStatus } from "../multimedia/job.service.ts";
 
 /**
  * The one PubSub of the process, with typed topics. Embedded mode delivers in process; PostgreSQL
@@ -10,6 +11,8 @@ import { log } from "../log.ts";
  */
 export type Topics = {
   caseChanged: [CaseChangedEvent];
+  /** keyed by processing id */
+  multimediaProgress: [string, MultimediaStatus & { failed: boolean }];
 };
 
 export type PubSub = ReturnType<typeof createPubSub<Topics>>;

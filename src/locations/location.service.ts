@@ -49,6 +49,10 @@ function paging(params: Map<string, string>): { limit: number; offset: number } 
   if (rawOffset !== undefined) {
     if (!/^-?\d+$/.test(rawOffset)) throw badInput(`Invalid offset '${rawOffset}' provided. Please provide an integer.`);
     if (Number(rawOffset) < 0) throw badInput(`Invalid offset '${rawOffset}' provided. Please provide a positive integer >= 0.`);
+    // PostgreSQL's OFFSET is a bigint: a larger value would fail in SQL (a 500), and no table is that long.
+    if (!Number.isSafeInteger(Number(rawOffset))) {
+      throw badInput(`Invalid offset '${rawOffset}' provided. Please provide an integer up to ${Number.MAX_SAFE_INTEGER}.`);
+    }
     offset = Number(rawOffset);
   }
   return { limit, offset };
@@ -130,6 +134,10 @@ function parseChanges(raw: unknown, creating: boolean, allowed: string[]): Chang
     const data = raw.location_data;
     if (!isObject(data) || !Object.values(data).every((v) => typeof v === "string")) {
       throw badInput("'location_data' must be a dictionary of string values.");
+    }
+    // PostgreSQL's jsonb cannot hold \u0000 (it would fail in SQL: a 500).
+    if (Object.entries(data).some(([k, v]) => k.includes("\u0000") || (v as string).includes("\u0000"))) {
+      throw badInput("'location_data' cannot contain the NUL character.");
     }
     changes.locationData = data as Record<string, string>;
   }
@@ -252,6 +260,10 @@ export class LocationService {
     const id = existing?.id ?? newUuid();
     if (existing) await tx.location.update({ where: { id }, data });
     else await tx.location.create({ data: { id, domainId: domain.id, ...data } });
+    if (Object.hasOwn(data.locationData, "__proto__")) {
+      // Prisma rebuilds Json input by assignment, which drops an own "__proto__" key: write it as given.
+      await tx.$executeRaw`UPDATE locations SET location_data = ${JSON.stringify(data.locationData)}::jsonb WHERE id = ${id}::uuid`;
+    }
     return (await new LocationRepository(tx).byIds(domain, [id])).get(id)!;
   }
 

@@ -15,18 +15,36 @@ function node(value: unknown): unknown {
   if (typeof value === "number") return { "@type": Number.isInteger(value) ? "integer" : "float", "#text": String(value) };
   if (Array.isArray(value)) return { "@type": "list", object: value.map(node) };
   if (typeof value === "object") return { "@type": "hash", ...fields(value as Record<string, unknown>) };
-  return { "#text": String(value) };
+  return { "#text": xmlText(String(value)) };
 }
 
-/** Keys that are not XML names (possible in location_data) become `<value key="…">`. */
+/**
+ * XML 1.0 cannot carry C0 controls other than tab, LF and CR, nor U+FFFE/U+FFFF, not even as
+ * character references: they become U+FFFD, so that the document stays well formed (JSON keeps them).
+ */
+const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
+const xmlText = (text: string) => text.replace(NOT_XML_CHAR, "\uFFFD");
+
+/**
+ * Names that JavaScript XML parsers refuse as element names (prototype pollution guards), so that
+ * a location_data key spelled so would make the whole document unreadable to such clients.
+ */
+const RESERVED = new Set(["__proto__", "constructor", "prototype"]);
+
+/** Keys that are not XML names, or are reserved (possible in location_data), become `<value key="…">`. */
 function fields(object: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // No prototype, so that no key can reach Object.prototype's setters.
+  const out: Record<string, unknown> = Object.create(null);
   const odd: unknown[] = [];
   for (const [key, value] of Object.entries(object)) {
-    if (XML_NAME.test(key) && !/^xml/i.test(key)) out[key] = node(value);
-    else odd.push({ "@key": key, ...(node(value) as object) });
+    if (XML_NAME.test(key) && !/^xml/i.test(key) && !RESERVED.has(key)) out[key] = node(value);
+    else odd.push({ "@key": xmlText(key), ...(node(value) as object) });
   }
-  if (odd.length) out.value = odd;
+  if (odd.length) {
+    // A field that is itself named "value" joins the list rather than being overwritten by it.
+    if ("value" in out) odd.unshift({ "@key": "value", ...(out.value as object) });
+    out.value = odd;
+  }
   return out;
 }
 

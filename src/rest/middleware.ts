@@ -1,15 +1,12 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from "express";
 import type { Principal } from "../auth/principal.ts";
-import { authorize, type Access, type DomainRef } from "../auth/permissions.ts";
 import type { Authenticator } from "../auth/authenticate.ts";
-import type { Prisma } from "../db/client.ts";
 import { DomainError } from "../errors.ts";
 import { UNPARSABLE_JSON } from "../util/json.ts";
 
 /** What the REST middleware leaves for the handlers. */
 export interface RestLocals {
   principal: Principal;
-  domain: DomainRef;
 }
 
 export function locals(res: Response): RestLocals {
@@ -28,15 +25,6 @@ export function authenticate(authenticator: Authenticator): RequestHandler {
       method: req.method,
       uri: req.originalUrl,
     });
-    next();
-  });
-}
-
-/** Authorises `:domain` for the operation; the handlers then find the domain in res.locals. */
-export function authorizeDomain(prisma: Prisma, access: Access | ((req: Request) => Access)): RequestHandler {
-  return handler(async (req, res, next) => {
-    const needed = typeof access === "function" ? access(req) : access;
-    res.locals.domain = await authorize(prisma, locals(res).principal, String(req.params.domain), needed);
     next();
   });
 }

@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import request from "supertest";
 import type { Principal } from "../../src/auth/principal.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
@@ -24,8 +27,10 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 
 export async function build(overrides: Partial<Config> = {}, wrapDb: (db: Database) => Database = (db) => db): Promise<TestApp> {
   const db = wrapDb(await freshDatabase());
-  const services = await createServices(db, testConfig(overrides));
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), "gateway-test-"));
+  const services = await createServices(db, testConfig({ dataDir, ...overrides }));
   const server = await buildServer(services);
+  services.worker.start();
   const rootUser = await db.prisma.user.create({
     data: { username: "root", passwordHash: "!", digestHa1Md5: "!", digestHa1Sha256: "!", isSuperuser: true },
   });
@@ -37,8 +42,10 @@ export async function build(overrides: Partial<Config> = {}, wrapDb: (db: Databa
     root: { userId: rootUser.id, username: rootUser.username, isSuperuser: true, scheme: "apikey" },
     async close() {
       await server.close();
+      await services.worker.stop();
       await services.close();
       await db.close();
+      await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,125 @@
+import { readFile } from "node:fs/promises";
+import type { Principal } from "../auth/principal.ts";
+import { authorize, type DomainRef } from "../auth/permissions.ts";
+import type { Prisma } from "../db/client.ts";
+import { badInput, notFound } from "../errors.ts";
+import { newHexId } from "../util/ids.ts";
+import { findReferences, referencePathOf, type Reference } from "./references.ts";
+
+/**
+ * Applications (CONTRACT §4 "Application source", "POST import_app/"): a JSON source imported as a
+ * new app or as the next version of one; every version's source kept as sent.
+ */
+
+export const DOC_TYPES = ["Application", "LinkedApplication", "RemoteApp"] as const;
+
+export interface ImportInput {
+  /** the uploaded app_file, on disk; undefined when none was sent */
+  file?: { path: string; size: number };
+  appName?: string;
+  appId?: string;
+}
+
+export interface ImportResult {
+  created: boolean;
+  appId: string;
+  version: number;
+  warnings: string[];
+}
+
+/** canonical jr://file/ path → the stored file it resolves to */
+export type MultimediaMap = Record<string, { fileId: string; mediaType: string; sha256: string }>;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+export function missingWarning(references: Reference[], map: MultimediaMap): string[] {
+  const present = new Set(Object.keys(map).map((p) => p.toLowerCase()));
+  const missing = references.filter((r) => !present.has(r.path.toLowerCase())).length;
+  return missing ? [`the application is missing multimedia file(s): ${missing} referenced file(s) not yet uploaded`] : [];
+}
+
+export class AppService {
+  constructor(
+    private readonly prisma: Prisma,
+    private readonly sourceLimitBytes: number,
+  ) {}
+
+  domain(principal: Principal, domainName: string): Promise<DomainRef> {
+    return authorize(this.prisma, principal, domainName, "apps");
+  }
+
+  async importApp(principal: Principal, domainName: string, input: ImportInput): Promise<ImportResult> {
+    const domain = await this.domain(principal, domainName);
+    if (!input.file) throw badInput("app_file is required");
+    const appName = input.appName?.trim() ? input.appName : undefined;
+    const appId = input.appId?.trim() ? input.appId.trim() : undefined;
+    if (!appId && !appName) throw badInput("app_name is required");
+    const source = await this.readSource(input.file);
+    const docType = source.doc_type === undefined ? "Application" : source.doc_type;
+    if (typeof docType !== "string" || !(DOC_TYPES as readonly string[]).includes(docType)) {
+      throw badInput(`Unsupported doc_type '${String(docType)}': expected one of ${DOC_TYPES.join(", ")}`);
+    }
+    const references = findReferences(source);
+    if (!appId) {
+      const id = newHexId();
+      await this.prisma.app.create({
+        data: {
+          id,
+          domainId: domain.id,
+          name: appName!,
+          docType,
+          version: 1,
+          versions: { create: { version: 1, name: appName!, source: source as object } },
+        },
+      });
+      return { created: true, appId: id, version: 1, warnings: missingWarning(references, {}) };
+    }
+    return this.prisma.$transaction(async (tx) => {
+      const [app] = await tx.$queryRaw<{ id: string; name: string; doc_type: string; version: number; multimedia_map: MultimediaMap }[]>`
+        SELECT id, name, doc_type, version, multimedia_map FROM apps WHERE id = ${appId} AND domain_id = ${domain.id}::uuid FOR UPDATE`;
+      if (!app) throw notFound(`Application '${appId}' not found`);
+      if (app.doc_type !== docType) {
+        throw badInput(`Incompatible application type: the application is a ${app.doc_type}, the file is a ${docType}`);
+      }
+      const version = app.version + 1;
+      const name = appName ?? app.name;
+      await tx.app.update({ where: { id: app.id }, data: { name, version } });
+      await tx.appVersion.create({ data: { appId: app.id, version, name, source: source as object } });
+      return { created: false, appId: app.id, version, warnings: missingWarning(references, app.multimedia_map ?? {}) };
+    });
+  }
+
+  private async readSource(file: { path: string; size: number }): Promise<Record<string, unknown>> {
+    if (file.size > this.sourceLimitBytes) throw badInput(`The application file is larger than ${this.sourceLimitBytes} bytes.`);
+    let source: unknown;
+    try {
+      source = JSON.parse(await readFile(file.path, "utf8"));
+    } catch {
+      throw badInput("Invalid JSON file");
+    }
+    if (!isObject(source)) throw badInput("Invalid JSON file");
+    return source;
+  }
+
+  /** The app, in the domain, or 404. */
+  async app(domain: DomainRef, appId: string) {
+    const app = await this.prisma.app.findFirst({ where: { id: appId, domainId: domain.id } });
+    if (!app) throw notFound(`Application '${appId}' not found`);
+    return app;
+  }
+
+  /** The stored file an app maps a path to (`jr://file/` optional, any case), or null. */
+  async mediaFile(principal: Principal, domainName: string, appId: string, path: string) {
+    const app = await this.app(await this.domain(principal, domainName), appId);
+    const wanted = referencePathOf(path).toLowerCase();
+    const map = (app.multimediaMap ?? {}) as MultimediaMap;
+    const entry = Object.entries(map).find(([key]) => key.toLowerCase() === wanted)?.[1];
+    if (!entry) return null;
+    return this.prisma.multimediaFile.findFirst({ where: { id: entry.fileId, domainId: app.domainId } });
+  }
+
+  async references(appId: string): Promise<Reference[]> {
+    const latest = await this.prisma.appVersion.findFirst({ where: { appId }, orderBy: { version: "desc" } });
+    return latest ? findReferences(latest.source) : [];
+  }
+}

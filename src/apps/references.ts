@@ -1,0 +1,44 @@
+import { mediaTypeOfPath, type MediaType } from "../multimedia/media-types.ts";
+
+/**
+ * Multimedia references of an application source (CONTRACT §4): every `jr://file/…` path in any
+ * string of the document (form XML inside `_attachments` included) and the keys of
+ * `multimedia_map`, with its media type. Paths are compared case-insensitively; the first spelling
+ * seen is kept as canonical.
+ */
+export interface Reference {
+  path: string;
+  mediaType: MediaType;
+}
+
+const REFERENCE = /jr:\/\/file\/[^\s"'<>]+/g;
+
+export function findReferences(source: unknown): Reference[] {
+  const found = new Map<string, Reference>();
+  const add = (path: string) => {
+    const mediaType = mediaTypeOfPath(path);
+    if (mediaType && !found.has(path.toLowerCase())) found.set(path.toLowerCase(), { path, mediaType });
+  };
+  const walk = (value: unknown, depth: number): void => {
+    if (depth > 200) return;
+    if (typeof value === "string") {
+      if (value.includes("jr://file/")) for (const match of value.matchAll(REFERENCE)) add(match[0]);
+    } else if (Array.isArray(value)) {
+      for (const item of value) walk(item, depth + 1);
+    } else if (value && typeof value === "object") {
+      for (const item of Object.values(value)) walk(item, depth + 1);
+    }
+  };
+  walk(source, 0);
+  const map = (source as { multimedia_map?: unknown })?.multimedia_map;
+  if (map && typeof map === "object" && !Array.isArray(map)) {
+    for (const key of Object.keys(map)) if (key.startsWith("jr://file/")) add(key);
+  }
+  return [...found.values()];
+}
+
+/** `jr://file/` + the archive path (leading `/` removed), unless it already starts so. */
+export function referencePathOf(entryName: string): string {
+  const path = entryName.replace(/^\/+/, "");
+  return path.toLowerCase().startsWith("jr://file/") ? path : `jr://file/${path}`;
+}

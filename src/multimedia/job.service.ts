@@ -1,0 +1,262 @@
+import type { Principal } from "../auth/principal.ts";
+import type { Config } from "../config.ts";
+import type { Prisma } from "../db/client.ts";
+import { DomainError, badInput, notFound } from "../errors.ts";
+import type { PubSub } from "../graphql/pubsub.ts";
+import { newHexId } from "../util/ids.ts";
+import type { AppService, MultimediaMap } from "../apps/app.service.ts";
+import type { BlobStore } from "./blob-store.ts";
+import { checkArchive, type ArchiveResult, type StoredMedia } from "./zip-processor.ts";
+
+/**
+ * Multimedia jobs (CONTRACT §4): an upload becomes a job row and a stored archive before the
+ * request returns; workers claim jobs with a lease (SKIP LOCKED), so two processes never run one
+ * job and a job whose worker died is taken up again when its lease runs out.
+ */
+
+export const MULTIMEDIA_PROGRESS = "multimediaProgress" as const;
+export const MAX_ATTEMPTS = 3;
+
+export interface MultimediaStatus {
+  success: true;
+  complete: boolean;
+  in_queue: boolean;
+  progress: { percent: number; current: number; total: number };
+  errors: unknown[];
+  processing_id: string;
+  [resultField: string]: unknown;
+}
+
+export interface JobRow {
+  id: string;
+  domainId: string;
+  appId: string;
+  status: string;
+  archiveKey: string;
+  current: number;
+  total: number;
+  result: unknown;
+  errors: unknown;
+  attempts: number;
+  expiresAt: Date | null;
+}
+
+export class TaskFailed extends DomainError {
+  constructor() {
+    super("INTERNAL_SERVER_ERROR", "Multimedia processing task failed");
+  }
+}
+
+/**
+ * The result fields in the contract's order. The result is stored as jsonb, which keeps no key
+ * order, so it is rebuilt key by key.
+ */
+function orderedResult(r: ArchiveResult) {
+  const file = (f: ArchiveResult["matched_files"]["AppImage"][number]) => ({
+    path: f.path,
+    original_path: f.original_path,
+    md5: f.md5,
+    size: f.size,
+    content_type: f.content_type,
+  });
+  const reasoned = (f: { path: string; reason: string }) => ({ path: f.path, reason: f.reason });
+  return {
+    matched_count: r.matched_count,
+    unmatched_count: r.unmatched_count,
+    total_files: r.total_files,
+    processed_files: r.processed_files,
+    image_count: r.image_count,
+    audio_count: r.audio_count,
+    video_count: r.video_count,
+    matched_files: {
+      AppImage: r.matched_files.AppImage.map(file),
+      AppAudio: r.matched_files.AppAudio.map(file),
+      AppVideo: r.matched_files.AppVideo.map(file),
+    },
+    unmatched_files: r.unmatched_files.map(reasoned),
+    skipped_files: r.skipped_files.map(reasoned),
+  };
+}
+
+/** The status record of CONTRACT §4, result fields only once complete. */
+export function statusOf(job: Pick<JobRow, "id" | "status" | "current" | "total" | "result" | "errors">): MultimediaStatus {
+  const complete = job.status === "complete";
+  // floor(100·current/total); an empty archive is 100 once complete
+  const percent = job.total === 0 ? (complete ? 100 : 0) : Math.floor((100 * job.current) / job.total);
+  return {
+    success: true,
+    complete,
+    in_queue: !complete,
+    progress: { percent, current: job.current, total: job.total },
+    errors: Array.isArray(job.errors) ? job.errors : [],
+    processing_id: job.id,
+    ...(complete ? orderedResult(job.result as ArchiveResult) : {}),
+  };
+}
+
+export class MultimediaJobService {
+  constructor(
+    private readonly prisma: Prisma,
+    private readonly blobs: BlobStore,
+    private readonly pubsub: PubSub,
+    private readonly apps: AppService,
+    private readonly config: Config,
+  ) {}
+
+  /** Validates and stores an uploaded archive and queues its job: the processing id. */
+  async upload(principal: Principal, domainName: string, appId: string, file: { path: string } | undefined): Promise<string> {
+    const domain = await this.apps.domain(principal, domainName);
+    const app = await this.apps.app(domain, appId);
+    if (!file) throw badInput("bulk_upload_file is required");
+    const check = await checkArchive(file.path);
+    if (check.state !== "ok") {
+      throw badInput(check.state === "not-zip" ? "Uploaded file is not a valid ZIP file" : "ZIP file is corrupt");
+    }
+    const id = `dl-${newHexId()}`;
+    const archiveKey = `archives/${id}`;
+    await this.blobs.putFile(archiveKey, file.path);
+    await this.prisma.multimediaJob.create({
+      data: { id, domainId: domain.id, appId: app.id, archiveKey, total: check.entries, status: "queued" },
+    });
+    return id;
+  }
+
+  async status(principal: Principal, domainName: string, appId: string, processingId: string): Promise<MultimediaStatus> {
+    const domain = await this.apps.domain(principal, domainName);
+    await this.apps.app(domain, appId);
+    const job = await this.prisma.multimediaJob.findFirst({ where: { id: processingId, appId, domainId: domain.id } });
+    if (!job || (job.expiresAt && job.expiresAt.getTime() < Date.now())) throw notFound("Processing ID not found or expired");
+    if (job.status === "failed") throw new TaskFailed();
+    return statusOf(job);
+  }
+
+  /** The job status for GraphQL: any job of the domain, by id. */
+  async statusById(principal: Principal, domainName: string, processingId: string): Promise<MultimediaStatus & { failed: boolean }> {
+    const domain = await this.apps.domain(principal, domainName);
+    const job = await this.prisma.multimediaJob.findFirst({ where: { id: processingId, domainId: domain.id } });
+    if (!job || (job.expiresAt && job.expiresAt.getTime() < Date.now())) throw notFound("Processing ID not found or expired");
+    return { ...statusOf(job), failed: job.status === "failed" };
+  }
+
+  /** Takes the oldest queued job, or one whose worker's lease ran out; null when there is none. */
+  async claim(workerId: string): Promise<JobRow | null> {
+    const lease = `${this.config.jobLeaseSeconds} seconds`;
+    const rows = await this.prisma.$queryRaw<
+      { id: string; domain_id: string; app_id: string; status: string; archive_key: string; current: number; total: number; result: unknown; errors: unknown; attempts: number; expires_at: Date | null }[]
+    >`
+      UPDATE multimedia_jobs SET status = 'running', locked_by = ${workerId}, locked_until = now() + ${lease}::interval,
+             attempts = attempts + 1, current = 0, started_at = COALESCE(started_at, now())
+      WHERE id = (SELECT id FROM multimedia_jobs
+                  WHERE status = 'queued' OR (status = 'running' AND locked_until < now())
+                  ORDER BY created_at FOR UPDATE SKIP LOCKED LIMIT 1)
+      RETURNING id, domain_id, app_id, status, archive_key, current, total, result, errors, attempts, expires_at`;
+    const row = rows[0];
+    if (!row) return null;
+    const job: JobRow = {
+      id: row.id,
+      domainId: row.domain_id,
+      appId: row.app_id,
+      status: row.status,
+      archiveKey: row.archive_key,
+      current: row.current,
+      total: row.total,
+      result: row.result,
+      errors: row.errors,
+      attempts: row.attempts,
+      expiresAt: row.expires_at,
+    };
+    if (job.attempts > MAX_ATTEMPTS) {
+      await this.fail(job, `gave up after ${MAX_ATTEMPTS} attempts`);
+      return this.claim(workerId);
+    }
+    return job;
+  }
+
+  /** Embedded mode has one process: at start, a job left running belongs to no one. */
+  async requeueOrphans(): Promise<void> {
+    await this.prisma.multimediaJob.updateMany({ where: { status: "running" }, data: { status: "queued", lockedBy: null, lockedUntil: null } });
+  }
+
+  async progress(job: JobRow, workerId: string, current: number, total: number): Promise<void> {
+    const lease = `${this.config.jobLeaseSeconds} seconds`;
+    await this.prisma.$executeRaw`
+      UPDATE multimedia_jobs SET current = ${current}, total = ${total}, locked_until = now() + ${lease}::interval
+      WHERE id = ${job.id} AND locked_by = ${workerId}`;
+    this.publish({ ...job, status: "running", current, total });
+  }
+
+  /** Stores a matched file once per domain and content hash; returns its id. */
+  async storeMedia(job: JobRow, file: { path: string; sha256: string; md5: string; size: number; contentType: string; mediaClass: string }): Promise<string> {
+    const existing = await this.prisma.multimediaFile.findUnique({ where: { domainId_sha256: { domainId: job.domainId, sha256: file.sha256 } } });
+    if (existing) return existing.id;
+    const blobKey = `media/${file.sha256}`;
+    if (!(await this.blobs.has(blobKey))) await this.blobs.putFile(blobKey, file.path);
+    try {
+      const created = await this.prisma.multimediaFile.create({
+        data: {
+          domainId: job.domainId,
+          sha256: file.sha256,
+          md5: file.md5,
+          size: BigInt(file.size),
+          contentType: file.contentType,
+          mediaClass: file.mediaClass,
+          blobKey,
+        },
+      });
+      return created.id;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "P2002") throw error;
+      const raced = await this.prisma.multimediaFile.findUniqueOrThrow({ where: { domainId_sha256: { domainId: job.domainId, sha256: file.sha256 } } });
+      return raced.id;
+    }
+  }
+
+  /** Maps the matched paths in the app and completes the job, in one transaction. */
+  async complete(job: JobRow, result: ArchiveResult, stored: StoredMedia[]): Promise<void> {
+    const expiresAt = new Date(Date.now() + this.config.multimediaJobTtlSeconds * 1000);
+    const current = job.total;
+    await this.prisma.$transaction(async (tx) => {
+      const [app] = await tx.$queryRaw<{ multimedia_map: MultimediaMap }[]>`
+        SELECT multimedia_map FROM apps WHERE id = ${job.appId} FOR UPDATE`;
+      const map: MultimediaMap = { ...(app?.multimedia_map ?? {}) };
+      for (const s of stored) {
+        for (const key of Object.keys(map)) if (key.toLowerCase() === s.canonicalPath.toLowerCase()) delete map[key];
+        map[s.canonicalPath] = { fileId: s.fileId, mediaType: s.mediaType, sha256: s.sha256 };
+      }
+      if (app) await tx.app.update({ where: { id: job.appId }, data: { multimediaMap: map } });
+      await tx.multimediaJob.update({
+        where: { id: job.id },
+        data: { status: "complete", current, result: result as object, completedAt: new Date(), expiresAt, lockedBy: null, lockedUntil: null },
+      });
+    });
+    await this.blobs.delete(job.archiveKey);
+    this.publish({ ...job, status: "complete", current, result });
+  }
+
+  async fail(job: JobRow, reason: string): Promise<void> {
+    const expiresAt = new Date(Date.now() + this.config.multimediaJobTtlSeconds * 1000);
+    await this.prisma.multimediaJob.update({
+      where: { id: job.id },
+      data: { status: "failed", errors: [reason], completedAt: new Date(), expiresAt, lockedBy: null, lockedUntil: null },
+    });
+    await this.blobs.delete(job.archiveKey);
+    this.publish({ ...job, status: "failed", errors: [reason] });
+  }
+
+  /** Gives a job back to the queue (shutdown): another process, or this one restarted, resumes it. */
+  async release(job: JobRow, workerId: string): Promise<void> {
+    await this.prisma.multimediaJob.updateMany({
+      where: { id: job.id, lockedBy: workerId },
+      data: { status: "queued", lockedBy: null, lockedUntil: null, current: 0, attempts: { decrement: 1 } },
+    });
+  }
+
+  private publish(job: Pick<JobRow, "id" | "status" | "current" | "total" | "result" | "errors">): void {
+    this.pubsub.publish(MULTIMEDIA_PROGRESS, job.id, { ...statusOf(job), failed: job.status === "failed" });
+  }
+
+  /** Forgets jobs past their lifetime. */
+  async purgeExpired(): Promise<void> {
+    await this.prisma.multimediaJob.deleteMany({ where: { expiresAt: { lt: new Date() } } });
+  }
+}

@@ -1,0 +1,252 @@
+import { createHash } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdtemp, open, rm } from "node:fs/promises";
+import path from "node:path";
+import { Transform, type Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { fileTypeFromBuffer } from "file-type";
+import yauzl from "yauzl";
+import { referencePathOf, type Reference } from "../apps/references.ts";
+import { contentTypeOfPath, MEDIA_CLASS, MEDIA_LABEL, mediaTypeOfMime, mediaTypeOfPath, type MediaType } from "./media-types.ts";
+
+/**
+ * Processes a multimedia archive (CONTRACT §4 "Processing"): entries in order, streamed one at a
+ * time (memory stays bounded whatever the archive's size), each classified by its content (magic
+ * bytes, then extension), hashed, and matched against the app's references of the same type.
+ * Unsafe names and zip bombs are refused entry by entry, or stop the job.
+ */
+
+export interface ZipLimits {
+  maxEntryBytes: number;
+  maxTotalBytes: number;
+  /** largest uncompressed / compressed ratio accepted for entries over 1 MiB */
+  maxRatio: number;
+}
+
+export interface MatchedFile {
+  path: string;
+  original_path: string;
+  md5: string;
+  size: number;
+  content_type: string;
+}
+
+export interface StoredMedia {
+  canonicalPath: string;
+  mediaType: MediaType;
+  fileId: string;
+  sha256: string;
+}
+
+export interface ArchiveResult {
+  matched_count: number;
+  unmatched_count: number;
+  total_files: number;
+  processed_files: number;
+  image_count: number;
+  audio_count: number;
+  video_count: number;
+  matched_files: Record<"AppImage" | "AppAudio" | "AppVideo", MatchedFile[]>;
+  unmatched_files: { path: string; reason: string }[];
+  skipped_files: { path: string; reason: string }[];
+}
+
+export interface ProcessHooks {
+  /** entries done and total, after every entry (persisted by the caller) */
+  progress(current: number, total: number): Promise<void>;
+  /** keeps a matched file (deduplicated by content hash) and returns its id */
+  store(file: { path: string; sha256: string; md5: string; size: number; contentType: string; mediaType: MediaType }): Promise<string>;
+  /** true when the job should stop (shutdown): the caller leaves it resumable */
+  stopping(): boolean;
+}
+
+export class ArchiveError extends Error {}
+export class Stopped extends Error {}
+
+const SNIFF_BYTES = 4100;
+
+/** The entry's name (UTF-8 when flagged, else CP437, as yauzl decodes it). */
+function entryName(entry: yauzl.Entry): string {
+  const raw = entry as unknown as { generalPurposeBitFlag: number; fileNameRaw?: Buffer; fileName: Buffer | string; extraFields: unknown[] };
+  const lowLevel = (yauzl as unknown as { getFileNameLowLevel(flag: number, name: Buffer, extra: unknown[], strict: boolean): string })
+    .getFileNameLowLevel;
+  return lowLevel(raw.generalPurposeBitFlag, raw.fileNameRaw ?? (raw.fileName as Buffer), raw.extraFields, false);
+}
+
+function unsafeName(name: string): boolean {
+  return (
+    name.includes("\0") ||
+    name.startsWith("/") ||
+    name.startsWith("\\") ||
+    /^[a-z]:/i.test(name) ||
+    name.split(/[\\/]/).some((part) => part === "..")
+  );
+}
+
+function openZip(file: string): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) =>
+    // Names are decoded here rather than by yauzl, which would refuse the whole archive for one
+    // unsafe name: such an entry is reported unmatched instead.
+    yauzl.open(file, { lazyEntries: true, autoClose: true, validateEntrySizes: true, decodeStrings: false }, (error, zip) =>
+      error || !zip ? reject(error ?? new Error("no zip")) : resolve(zip),
+    ),
+  );
+}
+
+/** Checks that a file is a ZIP whose central directory reads: the upload-time validation. */
+export async function checkArchive(file: string): Promise<{ state: "ok"; entries: number } | { state: "not-zip" | "corrupt" }> {
+  const handle = await open(file, "r");
+  const head = Buffer.alloc(4);
+  try {
+    await handle.read(head, 0, 4, 0);
+  } finally {
+    await handle.close();
+  }
+  const magic = head.toString("latin1");
+  if (magic !== "PK\x03\x04" && magic !== "PK\x05\x06" && magic !== "PK\x07\x08") return { state: "not-zip" };
+  try {
+    const zip = await openZip(file);
+    await new Promise<void>((resolve, reject) => {
+      zip.on("entry", () => zip.readEntry());
+      zip.on("end", resolve);
+      zip.on("error", reject);
+      zip.readEntry();
+    });
+    return { state: "ok", entries: zip.entryCount };
+  } catch {
+    return { state: "corrupt" };
+  }
+}
+
+/** Streams one entry to a temp file, hashing it and keeping its first bytes for sniffing. */
+async function spool(stream: Readable, target: string, maxBytes: number) {
+  const sha256 = createHash("sha256");
+  const md5 = createHash("md5");
+  let size = 0;
+  const head: Buffer[] = [];
+  let headSize = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size > maxBytes) return done(new ArchiveError("entry larger than the limit"));
+      sha256.update(chunk);
+      md5.update(chunk);
+      if (headSize < SNIFF_BYTES) {
+        head.push(chunk.subarray(0, SNIFF_BYTES - headSize));
+        headSize += Math.min(chunk.length, SNIFF_BYTES - headSize);
+      }
+      done(null, chunk);
+    },
+  });
+  await pipeline(stream, tap, createWriteStream(target));
+  return { size, sha256: sha256.digest("hex"), md5: md5.digest("hex"), head: Buffer.concat(head) };
+}
+
+export async function processArchive(
+  file: string,
+  references: Reference[],
+  limits: ZipLimits,
+  tempRoot: string,
+  hooks: ProcessHooks,
+): Promise<{ result: ArchiveResult; stored: StoredMedia[] }> {
+  const byPath = new Map(references.map((r) => [r.path.toLowerCase(), r]));
+  const result: ArchiveResult = {
+    matched_count: 0,
+    unmatched_count: 0,
+    total_files: 0,
+    processed_files: 0,
+    image_count: 0,
+    audio_count: 0,
+    video_count: 0,
+    matched_files: { AppImage: [], AppAudio: [], AppVideo: [] },
+    unmatched_files: [],
+    skipped_files: [],
+  };
+  const stored: StoredMedia[] = [];
+  const dir = await mkdtemp(path.join(tempRoot, "archive-"));
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await openZip(file);
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw new ArchiveError(`ZIP file is corrupt: ${(error as Error).message}`);
+  }
+  const total = zip.entryCount;
+  result.total_files = total;
+  let current = 0;
+  let expanded = 0;
+  const unmatched = (p: string, reason: string) => result.unmatched_files.push({ path: p, reason });
+
+  const handle = async (entry: yauzl.Entry): Promise<void> => {
+    const name = entryName(entry);
+    if (name.endsWith("/")) return; // directories count in total_files and are skipped
+    result.processed_files += 1;
+    if (unsafeName(name)) return void unmatched(name, "Unsafe path: the file name leaves the archive.");
+    if (entry.uncompressedSize > limits.maxEntryBytes) {
+      return void unmatched(name, `File is larger than the limit of ${limits.maxEntryBytes} bytes.`);
+    }
+    const ratio = entry.compressedSize > 0 ? entry.uncompressedSize / entry.compressedSize : entry.uncompressedSize;
+    if (entry.uncompressedSize > 1024 * 1024 && ratio > limits.maxRatio) {
+      return void unmatched(name, `Compression ratio ${Math.round(ratio)} exceeds the limit of ${limits.maxRatio}.`);
+    }
+    expanded += entry.uncompressedSize;
+    if (expanded > limits.maxTotalBytes) {
+      throw new ArchiveError(`The archive expands beyond the limit of ${limits.maxTotalBytes} bytes.`);
+    }
+    const target = path.join(dir, "entry");
+    const stream = await new Promise<Readable>((resolve, reject) =>
+      zip.openReadStream(entry, (error, s) => (error || !s ? reject(error ?? new Error("no stream")) : resolve(s))),
+    );
+    let spooled: Awaited<ReturnType<typeof spool>>;
+    try {
+      spooled = await spool(stream, target, limits.maxEntryBytes);
+    } catch (error) {
+      await rm(target, { force: true });
+      if (error instanceof ArchiveError) return void unmatched(name, "File is larger than it claims to be.");
+      throw new ArchiveError(`ZIP file is corrupt: ${(error as Error).message}`);
+    }
+    try {
+      const sniffed = await fileTypeFromBuffer(spooled.head).catch(() => undefined);
+      const mediaType = mediaTypeOfMime(sniffed?.mime) ?? mediaTypeOfPath(name);
+      if (!mediaType) return void result.skipped_files.push({ path: name, reason: "Not an image, audio or video file." });
+      const reference = byPath.get(referencePathOf(name).toLowerCase());
+      if (!reference || reference.mediaType !== mediaType) {
+        return void unmatched(name, `Did not match any ${MEDIA_LABEL[mediaType]} paths in application.`);
+      }
+      const contentType = (mediaTypeOfMime(sniffed?.mime) ? sniffed?.mime : undefined) ?? contentTypeOfPath(name) ?? "application/octet-stream";
+      const fileId = await hooks.store({ path: target, sha256: spooled.sha256, md5: spooled.md5, size: spooled.size, contentType, mediaType });
+      stored.push({ canonicalPath: reference.path, mediaType, fileId, sha256: spooled.sha256 });
+      result.matched_files[MEDIA_CLASS[mediaType]].push({
+        path: reference.path,
+        original_path: name,
+        md5: spooled.md5,
+        size: spooled.size,
+        content_type: contentType,
+      });
+      result.matched_count += 1;
+      result[`${mediaType}_count`] += 1;
+    } finally {
+      await rm(target, { force: true });
+    }
+  };
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      zip.on("entry", (entry: yauzl.Entry) => {
+        if (hooks.stopping()) return reject(new Stopped());
+        handle(entry)
+          .then(() => hooks.progress(++current, total))
+          .then(() => zip.readEntry(), reject);
+      });
+      zip.on("end", resolve);
+      zip.on("error", (error: Error) => reject(new ArchiveError(`ZIP file is corrupt: ${error.message}`)));
+      zip.readEntry();
+    });
+  } finally {
+    zip.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+  result.unmatched_count = result.unmatched_files.length;
+  if (total === 0) await hooks.progress(0, 0);
+  return { result, stored };
+}
