@@ -35,7 +35,8 @@ export function localEventBus(): EventBus {
 /** An EventTarget whose dispatch is a NOTIFY and whose listeners hear the channel's LISTEN. */
 export async function postgresEventBus(url: string): Promise<EventBus> {
   const local = new EventTarget();
-  const notifier = new pg.Pool({ connectionString: url, max: 2 });
+  // one connection, so that NOTIFYs (and so events) keep the order they were published in
+  const notifier = new pg.Pool({ connectionString: url, max: 1 });
   // An idle pooled connection the server closes (restart, shutdown) must not crash the process.
   notifier.on("error", (error) => log.error("event publisher connection lost", { error }));
   let listener: pg.Client | undefined;

@@ -2,12 +2,13 @@ import "reflect-metadata";
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { AdminResolver } from "../admin/admin.resolver.ts";
+import { AppResolver } from "../apps/app.resolver.ts";
 import { CaseIndexResolver, CaseResolver } from "../cases/case.resolver.ts";
 import { LocationTypeResolver } from "../locations/location-type.resolver.ts";
 import { LocationResolver } from "../locations/location.resolver.ts";
 import { createLocalPubSub } from "./pubsub.ts";
 
-export const RESOLVERS = [AdminResolver, LocationTypeResolver, LocationResolver, CaseResolver, CaseIndexResolver] as const;
+export const RESOLVERS = [AdminResolver, LocationTypeResolver, LocationResolver, CaseResolver, CaseIndexResolver, AppResolver] as const;
 
 /**
  * Subscriptions subscribe through the PubSub of the request's services (after authorising), so the

@@ -26,8 +26,8 @@ export class MultimediaWorker {
     private readonly pollMs = 1000,
   ) {}
 
-  start(): void {
-    for (let i = 0; i < this.config.workers; i++) this.loops.push(this.loop());
+  start(count = this.config.workers): void {
+    for (let i = 0; i < count; i++) this.loops.push(this.loop());
   }
 
   /** A job was queued here: look now rather than at the next poll. */

@@ -1,0 +1,182 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createClient, type Client } from "graphql-ws";
+import { WebSocket } from "ws";
+import yazl from "yazl";
+import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { errorCodes } from "../helpers/graphql.ts";
+
+/** CONTRACT §5 for apps: import and upload over the GraphQL multipart spec, jobs and live progress. */
+
+const PNG = Buffer.concat([Buffer.from("89504e470d0a1a0a0000000d49484452", "hex"), Buffer.alloc(64)]);
+
+function zip(entries: Record<string, Buffer>): Promise<Buffer> {
+  const archive = new yazl.ZipFile();
+  for (const [name, data] of Object.entries(entries)) archive.addBuffer(data, name);
+  archive.end();
+  const chunks: Buffer[] = [];
+  return new Promise((resolve, reject) => {
+    archive.outputStream.on("data", (c: Buffer) => chunks.push(c));
+    archive.outputStream.on("end", () => resolve(Buffer.concat(chunks)));
+    archive.outputStream.on("error", reject);
+  });
+}
+
+const SOURCE = {
+  doc_type: "Application",
+  modules: [{ icon: "jr://file/commcare/image/one.png" }, { icon: "jr://file/commcare/image/two.png" }],
+};
+
+let app: TestApp;
+let user: TestUser;
+
+/** A GraphQL multipart request (the preflight header satisfies CSRF prevention). */
+function upload(query: string, variables: Record<string, unknown>, file: Buffer, name: string) {
+  return app
+    .http()
+    .post("/graphql")
+    .set("Authorization", user.authorization)
+    .set("apollo-require-preflight", "true")
+    .field("operations", JSON.stringify({ query, variables: { ...variables, file: null } }))
+    .field("map", JSON.stringify({ 0: ["variables.file"] }))
+    .attach("0", file, name);
+}
+
+const post = (query: string, variables: Record<string, unknown>) =>
+  app.http().post("/graphql").set("Authorization", user.authorization).send({ query, variables });
+
+async function importApp(): Promise<string> {
+  const res = await upload(
+    "mutation($domain: String!, $file: Upload!) { importApp(domain: $domain, file: $file, appName: \"Clinic\") { appId created version warnings } }",
+    { domain: "demo" },
+    Buffer.from(JSON.stringify(SOURCE)),
+    "app.json",
+  );
+  expect(res.body.errors).toBeUndefined();
+  return res.body.data.importApp.appId;
+}
+
+async function waitForJob(processingId: string) {
+  for (let i = 0; i < 100; i++) {
+    const res = await post("query($d: String!, $p: ID!) { multimediaJob(domain: $d, processingId: $p) { complete failed progress { percent current total } result } }", { d: "demo", p: processingId });
+    if (res.body.data?.multimediaJob.complete || res.body.data?.multimediaJob.failed) return res.body.data.multimediaJob;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("job did not finish");
+}
+
+describe("apps over GraphQL", () => {
+  beforeEach(async () => {
+    app = await build();
+    await createDomain(app, "demo");
+    user = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
+  });
+  afterEach(() => app.close());
+
+  it("importApp creates an app with a missing-media warning; a second import is version 2", async () => {
+    const res = await upload(
+      "mutation($domain: String!, $file: Upload!) { importApp(domain: $domain, file: $file, appName: \"Clinic\") { appId created version warnings } }",
+      { domain: "demo" },
+      Buffer.from(JSON.stringify(SOURCE)),
+      "app.json",
+    );
+    const created = res.body.data.importApp;
+    expect(created).toMatchObject({ created: true, version: 1 });
+    expect(created.warnings[0]).toMatch(/missing multimedia file\(s\): 2/);
+    const again = await upload(
+      "mutation($domain: String!, $file: Upload!, $id: ID) { importApp(domain: $domain, file: $file, appId: $id) { created version } }",
+      { domain: "demo", id: created.appId },
+      Buffer.from(JSON.stringify(SOURCE)),
+      "app.json",
+    );
+    expect(again.body.data.importApp).toEqual({ created: false, version: 2 });
+  });
+
+  it("gives the REST messages as BAD_USER_INPUT", async () => {
+    const res = await upload(
+      "mutation($domain: String!, $file: Upload!) { importApp(domain: $domain, file: $file, appName: \"X\") { appId } }",
+      { domain: "demo" },
+      Buffer.from("not json"),
+      "app.json",
+    );
+    expect(errorCodes(res.body)).toEqual(["BAD_USER_INPUT"]);
+    expect(res.body.errors[0].message).toBe("Invalid JSON file");
+  });
+
+  it("uploadMultimedia queues a job whose result maps the app's references", async () => {
+    const appId = await importApp();
+    const res = await upload(
+      "mutation($domain: String!, $appId: ID!, $file: Upload!) { uploadMultimedia(domain: $domain, appId: $appId, file: $file) }",
+      { domain: "demo", appId },
+      await zip({ "commcare/image/ONE.png": PNG }),
+      "media.zip",
+    );
+    const processingId = res.body.data.uploadMultimedia;
+    expect(processingId).toMatch(/^dl-[0-9a-f]{32}$/);
+    const job = await waitForJob(processingId);
+    expect(job).toMatchObject({ complete: true, failed: false, progress: { percent: 100, current: 1, total: 1 } });
+    expect(job.result.matched_count).toBe(1);
+
+    const view = await post(
+      "query($d: String!, $id: ID!) { app(domain: $d, id: $id) { name version versions { version } multimediaReferences { path mediaType present } multimedia { contentType mediaClass } } }",
+      { d: "demo", id: appId },
+    );
+    expect(view.body.data.app).toEqual({
+      name: "Clinic",
+      version: 1,
+      versions: [{ version: 1 }],
+      multimediaReferences: [
+        { path: "jr://file/commcare/image/one.png", mediaType: "image", present: true },
+        { path: "jr://file/commcare/image/two.png", mediaType: "image", present: false },
+      ],
+      multimedia: [{ contentType: "image/png", mediaClass: "AppImage" }],
+    });
+  });
+
+  it("refuses a user without edit_apps with FORBIDDEN", async () => {
+    const other = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_data"] });
+    const res = await app.http().post("/graphql").set("Authorization", other.authorization).send({ query: '{ apps(domain: "demo") { id } }' });
+    expect(errorCodes(res.body)).toEqual(["FORBIDDEN"]);
+  });
+});
+
+describe("Subscription.multimediaProgress", () => {
+  let client: Client | undefined;
+  beforeEach(async () => {
+    app = await build({ workers: 0 });
+    await createDomain(app, "demo");
+    user = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
+  });
+  afterEach(async () => {
+    await client?.dispose();
+    await app.close();
+  });
+
+  it("pushes the current state, every progress change and the final result", async () => {
+    const appId = await importApp();
+    const entries = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`commcare/image/f${i}.png`, Buffer.concat([PNG, Buffer.from([i])])]));
+    const res = await upload(
+      "mutation($domain: String!, $appId: ID!, $file: Upload!) { uploadMultimedia(domain: $domain, appId: $appId, file: $file) }",
+      { domain: "demo", appId },
+      await zip(entries),
+      "media.zip",
+    );
+    const processingId = res.body.data.uploadMultimedia;
+    const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+    client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0 });
+    const events: { complete: boolean; progress: { current: number }; result: { unmatched_count: number } | null }[] = [];
+    const done = (async () => {
+      for await (const event of client!.iterate<{ multimediaProgress: (typeof events)[number] }>({
+        query: `subscription { multimediaProgress(domain: "demo", processingId: "${processingId}") { complete progress { current total percent } result } }`,
+      })) {
+        events.push(event.data!.multimediaProgress);
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 300));
+    // The job waited (no worker in this process) until the subscriber was there: run it now.
+    app.services.worker.start(1);
+    await done;
+    expect(events[0]).toMatchObject({ complete: false, progress: { current: 0 } });
+    expect(events.map((e) => e.progress.current)).toEqual([0, 1, 2, 3, 4, 5, 5]);
+    expect(events.at(-1)).toMatchObject({ complete: true, result: { unmatched_count: 5 } });
+  });
+});
