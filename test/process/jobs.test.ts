@@ -1,0 +1,147 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createClient } from "graphql-ws";
+import { WebSocket } from "ws";
+import yazl from "yazl";
+import type { Database } from "../../src/db/client.ts";
+import { freshDatabase, usingPostgres } from "../helpers/db.ts";
+import { startServer, type ServerProcess } from "../helpers/process.ts";
+
+/**
+ * CONTRACT §4 Processing, with real server processes: jobs are durable (a killed worker's job is
+ * finished after a restart), and progress reaches a subscriber on another process.
+ */
+
+const ADMIN = `Basic ${Buffer.from("admin:admin-pass").toString("base64")}`;
+const PNG = Buffer.concat([Buffer.from("89504e470d0a1a0a0000000d49484452", "hex"), Buffer.alloc(64)]);
+
+function archive(count: number, size: number): Promise<Buffer> {
+  const zip = new yazl.ZipFile();
+  for (let i = 0; i < count; i++) {
+    const body = Buffer.concat([PNG, Buffer.from(String(i)), Buffer.alloc(size)]);
+    zip.addBuffer(body, `commcare/image/f${i}.png`, { compress: false });
+  }
+  zip.end();
+  const chunks: Buffer[] = [];
+  return new Promise((resolve) => {
+    zip.outputStream.on("data", (c: Buffer) => chunks.push(c));
+    zip.outputStream.on("end", () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+async function call(url: string, pathname: string, init: RequestInit = {}) {
+  const res = await fetch(`${url}${pathname}`, { ...init, headers: { Authorization: ADMIN, ...(init.headers ?? {}) } });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+/** A domain and an app referring to `count` images; returns the app id. */
+async function prepare(url: string, count: number): Promise<string> {
+  await call(url, "/graphql", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ query: 'mutation { createDomain(name: "demo") { id } }' }),
+  });
+  const form = new FormData();
+  const source = { modules: Array.from({ length: count }, (_, i) => ({ icon: `jr://file/commcare/image/f${i}.png` })) };
+  form.append("app_file", new Blob([JSON.stringify(source)]), "app.json");
+  form.append("app_name", "Clinic");
+  const res = await call(url, "/a/demo/apps/api/import_app/", { method: "POST", body: form });
+  expect(res.status).toBe(201);
+  return res.body.app_id;
+}
+
+async function uploadArchive(url: string, appId: string, zip: Buffer): Promise<string> {
+  const form = new FormData();
+  form.append("bulk_upload_file", new Blob([new Uint8Array(zip)]), "media.zip");
+  const res = await call(url, `/a/demo/apps/api/${appId}/multimedia/`, { method: "POST", body: form });
+  expect(res.status).toBe(200);
+  return res.body.processing_id;
+}
+
+async function statusOf(url: string, appId: string, id: string) {
+  return call(url, `/a/demo/apps/api/${appId}/multimedia/status/${id}/`);
+}
+
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("durable multimedia jobs", () => {
+  const servers: ServerProcess[] = [];
+  let dataDir: string;
+  let db: Database | undefined;
+  const env = (): Record<string, string> => (db?.url ? { DATABASE_URL: db.url } : { DATA_DIR: dataDir });
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), "gateway-jobs-"));
+    if (usingPostgres()) db = await freshDatabase();
+  });
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.stop("SIGKILL");
+    await db?.close();
+    db = undefined;
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const start = async (extra: Record<string, string>) => {
+    const server = await startServer({ ...env(), BOOTSTRAP_ADMIN: "admin:admin-pass", ...extra });
+    servers.push(server);
+    return server;
+  };
+
+  it("finishes a job whose worker process was killed mid-way, after a restart", async () => {
+    const first = await start({ JOB_LEASE_SECONDS: "2" });
+    const appId = await prepare(first.url, 400);
+    const id = await uploadArchive(first.url, appId, await archive(400, 64 * 1024));
+    await until(async () => ((await statusOf(first.url, appId, id)).body.progress?.current > 5 ? true : undefined), 30_000);
+    await first.stop("SIGKILL");
+    servers.splice(servers.indexOf(first), 1);
+
+    const second = await start({ JOB_LEASE_SECONDS: "2" });
+    const done = await until(async () => {
+      const s = await statusOf(second.url, appId, id);
+      return s.body.complete ? s : undefined;
+    }, 60_000);
+    expect(done.status).toBe(200);
+    expect(done.body.matched_count).toBe(400);
+    expect(done.body.progress).toEqual({ percent: 100, current: 400, total: 400 });
+  });
+
+  it.runIf(usingPostgres())("delivers every progress event to a subscriber on another process", async () => {
+    const receiver = await start({ WORKERS: "0" });
+    const subscriberHost = await start({ WORKERS: "0" });
+    const appId = await prepare(receiver.url, 30);
+    const id = await uploadArchive(receiver.url, appId, await archive(30, 1024));
+
+    const client = createClient({
+      url: `${subscriberHost.url.replace("http", "ws")}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { Authorization: ADMIN },
+      retryAttempts: 0,
+    });
+    const currents: number[] = [];
+    let final: any;
+    const done = (async () => {
+      for await (const event of client.iterate<any>({
+        query: `subscription { multimediaProgress(domain: "demo", processingId: "${id}") { complete progress { current } result } }`,
+      })) {
+        currents.push(event.data.multimediaProgress.progress.current);
+        final = event.data.multimediaProgress;
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 500));
+    await start({ WORKERS: "1" }); // a third process runs the job
+    await done;
+    await client.dispose();
+    expect(currents).toEqual([0, ...Array.from({ length: 30 }, (_, i) => i + 1), 30]);
+    expect(final).toMatchObject({ complete: true, result: { matched_count: 30 } });
+  });
+});
