@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from "node:fs";
-import { copyFile, mkdir, mkdtemp, open, rename, rm, stat } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, open, rename, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
@@ -14,6 +14,7 @@ import type { Prisma } from "../db/client.ts";
 export interface BlobStore {
   /** stores the file at `file` under `key`; the file may be moved away */
   putFile(key: string, file: string): Promise<void>;
+  putBuffer(key: string, data: Buffer): Promise<void>;
   /** a local file holding the blob (a copy for the database store), and how to let it go */
   localFile(key: string): Promise<{ path: string; release(): Promise<void> } | null>;
   stream(key: string): Promise<Readable | null>;
@@ -44,6 +45,14 @@ export class FileBlobStore implements BlobStore {
       await copyFile(file, target);
       await rm(file, { force: true });
     }
+  }
+
+  async putBuffer(key: string, data: Buffer): Promise<void> {
+    const target = this.file(key);
+    await mkdir(path.dirname(target), { recursive: true });
+    const temp = `${target}.${process.pid}.${Date.now()}.tmp`;
+    await writeFile(temp, data);
+    await rename(temp, target);
   }
 
   async localFile(key: string) {
@@ -97,6 +106,16 @@ export class DatabaseBlobStore implements BlobStore {
       await handle.close();
     }
     await rm(file, { force: true });
+  }
+
+  async putBuffer(key: string, data: Buffer): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      await tx.blob.deleteMany({ where: { key } });
+      await tx.blob.create({ data: { key, size: BigInt(data.length) } });
+      for (let seq = 0, offset = 0; offset < data.length || seq === 0; seq++, offset += CHUNK) {
+        await tx.blobChunk.create({ data: { key, seq, data: new Uint8Array(data.subarray(offset, offset + CHUNK)) } });
+      }
+    });
   }
 
   async localFile(key: string) {

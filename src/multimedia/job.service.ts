@@ -186,11 +186,17 @@ export class MultimediaJobService {
   }
 
   /** Stores a matched file once per domain and content hash; returns its id. */
-  async storeMedia(job: JobRow, file: { path: string; sha256: string; md5: string; size: number; contentType: string; mediaClass: string }): Promise<string> {
+  async storeMedia(
+    job: JobRow,
+    file: { content: { buffer: Buffer } | { file: string }; sha256: string; md5: string; size: number; contentType: string; mediaClass: string },
+  ): Promise<string> {
     const existing = await this.prisma.multimediaFile.findUnique({ where: { domainId_sha256: { domainId: job.domainId, sha256: file.sha256 } } });
     if (existing) return existing.id;
     const blobKey = `media/${file.sha256}`;
-    if (!(await this.blobs.has(blobKey))) await this.blobs.putFile(blobKey, file.path);
+    if (!(await this.blobs.has(blobKey))) {
+      if ("buffer" in file.content) await this.blobs.putBuffer(blobKey, file.content.buffer);
+      else await this.blobs.putFile(blobKey, file.content.file);
+    }
     try {
       const created = await this.prisma.multimediaFile.create({
         data: {

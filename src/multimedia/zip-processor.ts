@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, type WriteStream } from "node:fs";
+import { once } from "node:events";
 import { mkdtemp, open, rm } from "node:fs/promises";
 import path from "node:path";
-import { Transform, type Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import type { Readable } from "node:stream";
 import { fileTypeFromBuffer } from "file-type";
 import yauzl from "yauzl";
 import { referencePathOf, type Reference } from "../apps/references.ts";
@@ -55,7 +55,7 @@ export interface ProcessHooks {
   /** entries done and total, after every entry (persisted by the caller) */
   progress(current: number, total: number): Promise<void>;
   /** keeps a matched file (deduplicated by content hash) and returns its id */
-  store(file: { path: string; sha256: string; md5: string; size: number; contentType: string; mediaType: MediaType }): Promise<string>;
+  store(file: { content: { buffer: Buffer } | { file: string }; sha256: string; md5: string; size: number; contentType: string; mediaType: MediaType }): Promise<string>;
   /** true when the job should stop (shutdown): the caller leaves it resumable */
   stopping(): boolean;
 }
@@ -118,28 +118,58 @@ export async function checkArchive(file: string): Promise<{ state: "ok"; entries
   }
 }
 
-/** Streams one entry to a temp file, hashing it and keeping its first bytes for sniffing. */
-async function spool(stream: Readable, target: string, maxBytes: number) {
+/** Entries up to this size are held in memory; larger ones go to a temporary file. */
+const IN_MEMORY_BYTES = 1024 * 1024;
+
+export type Spooled = { size: number; sha256: string; md5: string; head: Buffer } & ({ buffer: Buffer } | { file: string });
+
+/**
+ * Reads one entry, hashing it and keeping its first bytes for sniffing: small entries stay in
+ * memory (no file to create and remove per entry), larger ones are written to `target`, so memory
+ * stays bounded by IN_MEMORY_BYTES whatever the entry's size.
+ */
+async function spool(stream: Readable, target: string, maxBytes: number): Promise<Spooled> {
   const sha256 = createHash("sha256");
   const md5 = createHash("md5");
   let size = 0;
-  const head: Buffer[] = [];
-  let headSize = 0;
-  const tap = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
+  let chunks: Buffer[] = [];
+  let file: WriteStream | undefined;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > maxBytes) return done(new ArchiveError("entry larger than the limit"));
+      if (size > maxBytes) throw new ArchiveError("entry larger than the limit");
       sha256.update(chunk);
       md5.update(chunk);
-      if (headSize < SNIFF_BYTES) {
-        head.push(chunk.subarray(0, SNIFF_BYTES - headSize));
-        headSize += Math.min(chunk.length, SNIFF_BYTES - headSize);
+      if (!file) {
+        chunks.push(chunk);
+        if (size <= IN_MEMORY_BYTES) continue;
+        file = createWriteStream(target);
+        for (const held of chunks) file.write(held);
+        chunks = [];
+      } else if (!file.write(chunk)) {
+        await once(file, "drain");
       }
-      done(null, chunk);
-    },
-  });
-  await pipeline(stream, tap, createWriteStream(target));
-  return { size, sha256: sha256.digest("hex"), md5: md5.digest("hex"), head: Buffer.concat(head) };
+    }
+  } catch (error) {
+    stream.destroy();
+    file?.destroy();
+    throw error;
+  }
+  const digests = { size, sha256: sha256.digest("hex"), md5: md5.digest("hex") };
+  if (!file) {
+    const buffer = Buffer.concat(chunks);
+    return { ...digests, head: buffer.subarray(0, SNIFF_BYTES), buffer };
+  }
+  file.end();
+  await once(file, "finish");
+  const handle = await open(target, "r");
+  try {
+    const head = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0);
+    return { ...digests, head: head.subarray(0, bytesRead), file: target };
+  } finally {
+    await handle.close();
+  }
 }
 
 export async function processArchive(
@@ -214,7 +244,8 @@ export async function processArchive(
         return void unmatched(name, `Did not match any ${MEDIA_LABEL[mediaType]} paths in application.`);
       }
       const contentType = (mediaTypeOfMime(sniffed?.mime) ? sniffed?.mime : undefined) ?? contentTypeOfPath(name) ?? "application/octet-stream";
-      const fileId = await hooks.store({ path: target, sha256: spooled.sha256, md5: spooled.md5, size: spooled.size, contentType, mediaType });
+      const content = "buffer" in spooled ? { buffer: spooled.buffer } : { file: spooled.file };
+      const fileId = await hooks.store({ content, sha256: spooled.sha256, md5: spooled.md5, size: spooled.size, contentType, mediaType });
       stored.push({ canonicalPath: reference.path, mediaType, fileId, sha256: spooled.sha256 });
       result.matched_files[MEDIA_CLASS[mediaType]].push({
         path: reference.path,
@@ -226,7 +257,7 @@ export async function processArchive(
       result.matched_count += 1;
       result[`${mediaType}_count`] += 1;
     } finally {
-      await rm(target, { force: true });
+      if ("file" in spooled) await rm(target, { force: true });
     }
   };
 
