@@ -66,9 +66,11 @@ export class LocationRepository {
 
   async page(domain: { id: string; name: string }, filter: LocationFilter, order: LocationOrder, limit: number, offset: number) {
     const parts: Prisma.Sql[] = [sql`l.domain_id = ${domain.id}::uuid`];
-    if (filter.siteCode !== undefined) parts.push(sql`l.site_code = ${filter.siteCode.toLowerCase()}`);
-    if (filter.name !== undefined) parts.push(sql`l.name = ${filter.name}`);
-    if (filter.typeCode !== undefined) parts.push(sql`t.code = ${filter.typeCode}`);
+    // PostgreSQL text cannot hold NUL (as a parameter it fails: a 500), so no stored value has one.
+    const equals = (column: Prisma.Sql, value: string) => (value.includes("\u0000") ? sql`FALSE` : sql`${column} = ${value}`);
+    if (filter.siteCode !== undefined) parts.push(equals(sql`l.site_code`, filter.siteCode.toLowerCase()));
+    if (filter.name !== undefined) parts.push(equals(sql`l.name`, filter.name));
+    if (filter.typeCode !== undefined) parts.push(equals(sql`t.code`, filter.typeCode));
     if (filter.parentId !== undefined) {
       parts.push(sql`l.parent_id = ${isUuid(filter.parentId) ? filter.parentId : NO_MATCH}::uuid`);
     }

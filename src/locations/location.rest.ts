@@ -54,8 +54,8 @@ export function locationRouter(services: Services): Router {
 
   route(router, "/", {
     GET: handler(async (req, res) => {
-      const format = responseFormat(req, "xml");
       const page = await locations.list(locals(res).principal, domainOf(req), queryParams(req));
+      const format = responseFormat(req, "xml"); // after the permission check: 403 before 400
       const meta = {
         limit: page.limit,
         next: page.offset + page.limit < page.total ? pageUrl(req, page.offset + page.limit, page.limit) : null,
@@ -78,8 +78,8 @@ export function locationRouter(services: Services): Router {
 
   route(router, "/:locationId", {
     GET: handler(async (req, res) => {
-      const format = responseFormat(req, "xml");
       const found = serializeLocation(await locations.get(locals(res).principal, domainOf(req), String(req.params.locationId)));
+      const format = responseFormat(req, "xml");
       send(res, 200, format, found, () => detailXml(found));
     }),
     PUT: handler(async (req, res) => {

@@ -20,6 +20,11 @@ export const MAX_LOCATION_LIMIT = 5000;
 export const MAX_BULK_LOCATIONS = 100;
 const FIELDS = ["name", "location_type_code", "site_code", "latitude", "longitude", "location_data", "parent_location_id"];
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+/**
+ * Longest name and site code, in characters (HQ's 255): both are index keys, and a btree entry over
+ * ~2700 bytes fails in SQL (a 500).
+ */
+export const MAX_TEXT_LENGTH = 255;
 
 type Tx = Parameters<Parameters<Prisma["$transaction"]>[0]>[0];
 
@@ -95,6 +100,9 @@ function stringField(body: Record<string, unknown>, key: string): string | undef
   if (value === undefined) return undefined;
   if (typeof value !== "string") throw badInput(`'${key}' must be a string, received '${pythonStr(value)}'`);
   if (value.includes("\u0000")) throw badInput(`'${key}' cannot contain the NUL character.`);
+  if ((key === "name" || key === "site_code") && [...value].length > MAX_TEXT_LENGTH) {
+    throw badInput(`'${key}' cannot be longer than ${MAX_TEXT_LENGTH} characters.`);
+  }
   return value;
 }
 

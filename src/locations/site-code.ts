@@ -8,6 +8,9 @@ export function isValidSiteCode(code: string): boolean {
   return VALID.test(code);
 }
 
+/** Longest generated base: with a collision suffix it stays within 255 characters. */
+export const MAX_BASE_LENGTH = 240;
+
 /**
  * The base of a generated site code: the name transliterated to ASCII and lowercased, each run of
  * non-letters turned into `_`, `_` stripped from the ends, and the name's trailing digits appended.
@@ -16,8 +19,11 @@ export function isValidSiteCode(code: string): boolean {
 export function siteCodeBase(name: string): string {
   const ascii = transliterate(name).toLowerCase();
   const letters = ascii.replace(/[^a-z]+/g, "_").replace(/^_+|_+$/g, "");
-  const digits = /(\d+)\s*$/.exec(name)?.[1] ?? "";
-  return letters + digits || "no_name";
+  const digits = (/(\d+)\s*$/.exec(name)?.[1] ?? "").slice(-MAX_BASE_LENGTH);
+  // Transliteration can make a name up to 12 times longer (北 → "bei_"): cut the letters so that
+  // the code stays a short index key, digits kept.
+  const cut = letters.slice(0, MAX_BASE_LENGTH - digits.length).replace(/_+$/, "");
+  return cut + digits || "no_name";
 }
 
 /** The base, or the base with the first of 1, 2, … that is not taken. */
