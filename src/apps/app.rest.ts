@@ -10,14 +10,15 @@ export function appRouter(services: Services): Router {
   const { apps, multimediaJobs, worker, blobs, config } = services;
   const router = express.Router({ mergeParams: true });
   const domainOf = (req: Request) => String(req.params.domain);
-  const multipart = async (req: Request, fileFields: string[]) =>
-    readMultipart(req, { tempDir: await blobs.tempDir(), fileFields, maxFileBytes: config.uploadLimitBytes });
+  const multipart = async (req: Request, fileFields: string[], maxFileBytes = config.uploadLimitBytes) =>
+    readMultipart(req, { tempDir: await blobs.tempDir(), fileFields, maxFileBytes });
 
   route(router, "/import_app/", {
     POST: handler(async (req, res) => {
       const principal = locals(res).principal;
       await apps.domain(principal, domainOf(req)); // permission before reading the upload
-      const body = await multipart(req, ["app_file"]);
+      // an application file over its own limit is refused (413) while it streams in
+      const body = await multipart(req, ["app_file"], Math.min(config.uploadLimitBytes, config.appSourceLimitBytes));
       try {
         const result = await apps.importApp(principal, domainOf(req), {
           file: body.files.app_file,

@@ -2,9 +2,9 @@ import { readFile } from "node:fs/promises";
 import type { Principal } from "../auth/principal.ts";
 import { authorize, type DomainRef } from "../auth/permissions.ts";
 import type { Prisma } from "../db/client.ts";
-import { badInput, notFound } from "../errors.ts";
+import { DomainError, badInput, notFound } from "../errors.ts";
 import { newHexId } from "../util/ids.ts";
-import { findReferences, referencePathOf, type Reference } from "./references.ts";
+import { findReferences, MAX_SOURCE_DEPTH, referencePathOf, type Reference } from "./references.ts";
 
 /**
  * Applications (CONTRACT §4 "Application source", "POST import_app/"): a JSON source imported as a
@@ -31,6 +31,34 @@ export interface ImportResult {
 export type MultimediaMap = Record<string, { fileId: string; mediaType: string; sha256: string }>;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Whether PostgreSQL can hold the text: no U+0000 and no unpaired surrogate (text columns and
+ * jsonb refuse both). An id that is not storable names nothing; other such input is refused.
+ */
+export function storable(text: string): boolean {
+  return !text.includes("\u0000") && !/\p{Cs}/u.test(text);
+}
+
+/** Why a parsed source cannot be stored as jsonb, or undefined when it can. */
+function unstorableSource(source: unknown): string | undefined {
+  const stack: [unknown, number][] = [[source, 0]];
+  while (stack.length) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value === "string") {
+      if (!storable(value)) return "The application file contains text that cannot be stored (a NUL character or an unpaired surrogate).";
+    } else if (value && typeof value === "object") {
+      if (depth >= MAX_SOURCE_DEPTH) return `The application file is nested more than ${MAX_SOURCE_DEPTH} levels deep.`;
+      for (const [key, item] of Object.entries(value)) {
+        if (!Array.isArray(value) && !storable(key)) {
+          return "The application file contains text that cannot be stored (a NUL character or an unpaired surrogate).";
+        }
+        stack.push([item, depth + 1]);
+      }
+    }
+  }
+  return undefined;
+}
 
 export function missingWarning(references: Reference[], map: MultimediaMap): string[] {
   const present = new Set(Object.keys(map).map((p) => p.toLowerCase()));
@@ -59,6 +87,7 @@ export class AppService {
     if (typeof docType !== "string" || !(DOC_TYPES as readonly string[]).includes(docType)) {
       throw badInput(`Unsupported doc_type '${String(docType)}': expected one of ${DOC_TYPES.join(", ")}`);
     }
+    if (appName !== undefined && !storable(appName)) throw badInput("app_name contains a character that cannot be stored (NUL).");
     const references = findReferences(source);
     if (!appId) {
       const id = newHexId();
@@ -74,6 +103,7 @@ export class AppService {
       });
       return { created: true, appId: id, version: 1, warnings: missingWarning(references, {}) };
     }
+    if (!storable(appId)) throw notFound(`Application '${appId}' not found`);
     return this.prisma.$transaction(async (tx) => {
       const [app] = await tx.$queryRaw<{ id: string; name: string; doc_type: string; version: number; multimedia_map: MultimediaMap }[]>`
         SELECT id, name, doc_type, version, multimedia_map FROM apps WHERE id = ${appId} AND domain_id = ${domain.id}::uuid FOR UPDATE`;
@@ -90,7 +120,10 @@ export class AppService {
   }
 
   private async readSource(file: { path: string; size: number }): Promise<Record<string, unknown>> {
-    if (file.size > this.sourceLimitBytes) throw badInput(`The application file is larger than ${this.sourceLimitBytes} bytes.`);
+    // §1: a body over the size limit is 413
+    if (file.size > this.sourceLimitBytes) {
+      throw new DomainError("PAYLOAD_TOO_LARGE", `The application file is larger than ${this.sourceLimitBytes} bytes.`);
+    }
     let source: unknown;
     try {
       source = JSON.parse(await readFile(file.path, "utf8"));
@@ -98,11 +131,14 @@ export class AppService {
       throw badInput("Invalid JSON file");
     }
     if (!isObject(source)) throw badInput("Invalid JSON file");
+    const unstorable = unstorableSource(source);
+    if (unstorable) throw badInput(unstorable);
     return source;
   }
 
   /** The app, in the domain, or 404. */
   async app(domain: DomainRef, appId: string) {
+    if (!storable(appId)) throw notFound(`Application '${appId}' not found`);
     const app = await this.prisma.app.findFirst({ where: { id: appId, domainId: domain.id } });
     if (!app) throw notFound(`Application '${appId}' not found`);
     return app;

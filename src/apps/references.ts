@@ -13,6 +13,9 @@ export interface Reference {
 
 const REFERENCE = /jr:\/\/file\/[^\s"'<>]+/g;
 
+/** The deepest nesting an application source may have (AppService refuses deeper ones). */
+export const MAX_SOURCE_DEPTH = 1000;
+
 export function findReferences(source: unknown): Reference[] {
   const found = new Map<string, Reference>();
   const add = (path: string) => {
@@ -20,9 +23,12 @@ export function findReferences(source: unknown): Reference[] {
     if (mediaType && !found.has(path.toLowerCase())) found.set(path.toLowerCase(), { path, mediaType });
   };
   const walk = (value: unknown, depth: number): void => {
-    if (depth > 200) return;
+    if (depth > MAX_SOURCE_DEPTH) return;
     if (typeof value === "string") {
-      if (value.includes("jr://file/")) for (const match of value.matchAll(REFERENCE)) add(match[0]);
+      // A string value that starts with jr://file/ is one path as a whole (it may hold spaces);
+      // inside other strings (form XML) a path ends at whitespace, a quote or a tag.
+      if (value.startsWith("jr://file/")) add(value);
+      else if (value.includes("jr://file/")) for (const match of value.matchAll(REFERENCE)) add(match[0]);
     } else if (Array.isArray(value)) {
       for (const item of value) walk(item, depth + 1);
     } else if (value && typeof value === "object") {

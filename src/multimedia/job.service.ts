@@ -4,7 +4,7 @@ import type { Prisma } from "../db/client.ts";
 import { DomainError, badInput, notFound } from "../errors.ts";
 import type { PubSub } from "../graphql/pubsub.ts";
 import { newHexId } from "../util/ids.ts";
-import type { AppService, MultimediaMap } from "../apps/app.service.ts";
+import { storable, type AppService, type MultimediaMap } from "../apps/app.service.ts";
 import type { BlobStore } from "./blob-store.ts";
 import { checkArchive, type ArchiveResult, type StoredMedia } from "./zip-processor.ts";
 
@@ -124,6 +124,7 @@ export class MultimediaJobService {
   async status(principal: Principal, domainName: string, appId: string, processingId: string): Promise<MultimediaStatus> {
     const domain = await this.apps.domain(principal, domainName);
     await this.apps.app(domain, appId);
+    if (!storable(processingId)) throw notFound("Processing ID not found or expired");
     const job = await this.prisma.multimediaJob.findFirst({ where: { id: processingId, appId, domainId: domain.id } });
     if (!job || (job.expiresAt && job.expiresAt.getTime() < Date.now())) throw notFound("Processing ID not found or expired");
     if (job.status === "failed") throw new TaskFailed();
@@ -133,6 +134,7 @@ export class MultimediaJobService {
   /** The job status for GraphQL: any job of the domain, by id. */
   async statusById(principal: Principal, domainName: string, processingId: string): Promise<MultimediaStatus & { failed: boolean }> {
     const domain = await this.apps.domain(principal, domainName);
+    if (!storable(processingId)) throw notFound("Processing ID not found or expired");
     const job = await this.prisma.multimediaJob.findFirst({ where: { id: processingId, domainId: domain.id } });
     if (!job || (job.expiresAt && job.expiresAt.getTime() < Date.now())) throw notFound("Processing ID not found or expired");
     return { ...statusOf(job), failed: job.status === "failed" };

@@ -7,7 +7,7 @@ import type { Readable } from "node:stream";
 import { fileTypeFromBuffer } from "file-type";
 import yauzl from "yauzl";
 import { referencePathOf, type Reference } from "../apps/references.ts";
-import { contentTypeOfPath, MEDIA_CLASS, MEDIA_LABEL, mediaTypeOfMime, mediaTypeOfPath, type MediaType } from "./media-types.ts";
+import { MEDIA_CLASS, MEDIA_LABEL, mediaOfContent, type MediaType } from "./media-types.ts";
 
 /**
  * Processes a multimedia archive (CONTRACT §4 "Processing"): entries in order, streamed one at a
@@ -205,7 +205,9 @@ export async function processArchive(
   result.total_files = total;
   let current = 0;
   let expanded = 0;
-  const unmatched = (p: string, reason: string) => result.unmatched_files.push({ path: p, reason });
+  // a NUL in a name cannot be stored in the result (jsonb): it is reported as U+FFFD
+  const shown = (p: string) => p.replace(/\u0000/g, "\uFFFD");
+  const unmatched = (p: string, reason: string) => result.unmatched_files.push({ path: shown(p), reason });
 
   const handle = async (entry: yauzl.Entry): Promise<void> => {
     const name = entryName(entry);
@@ -237,13 +239,15 @@ export async function processArchive(
     }
     try {
       const sniffed = await fileTypeFromBuffer(spooled.head).catch(() => undefined);
-      const mediaType = mediaTypeOfMime(sniffed?.mime) ?? mediaTypeOfPath(name);
-      if (!mediaType) return void result.skipped_files.push({ path: name, reason: "Not an image, audio or video file." });
-      const reference = byPath.get(referencePathOf(name).toLowerCase());
+      // the path as the app names it: its folder (e.g. audio/x.3gp) counts as for a reference
+      const referencePath = referencePathOf(name);
+      const media = mediaOfContent(sniffed?.mime, referencePath);
+      if (!media) return void result.skipped_files.push({ path: shown(name), reason: "Not an image, audio or video file." });
+      const { mediaType, contentType } = media;
+      const reference = byPath.get(referencePath.toLowerCase());
       if (!reference || reference.mediaType !== mediaType) {
         return void unmatched(name, `Did not match any ${MEDIA_LABEL[mediaType]} paths in application.`);
       }
-      const contentType = (mediaTypeOfMime(sniffed?.mime) ? sniffed?.mime : undefined) ?? contentTypeOfPath(name) ?? "application/octet-stream";
       const content = "buffer" in spooled ? { buffer: spooled.buffer } : { file: spooled.file };
       const fileId = await hooks.store({ content, sha256: spooled.sha256, md5: spooled.md5, size: spooled.size, contentType, mediaType });
       stored.push({ canonicalPath: reference.path, mediaType, fileId, sha256: spooled.sha256 });

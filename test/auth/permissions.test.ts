@@ -307,16 +307,15 @@ describe("against the app (domains demo and other)", () => {
     { family: "case", method: "put", path: casePath, access: "caseWrite", body: [{ ...NEW_CASE, create: true }] },
     { family: "case", method: "put", path: (d) => `${casePath(d)}${CASE_ID}`, access: "caseWrite", body: { case_name: "x" } },
     { family: "case", method: "put", path: (d) => `${casePath(d)}ext/e-1/`, access: "caseWrite", body: NEW_CASE },
-    // Location API (no endpoints yet: the family checks by method)
-    { family: "location", method: "get", path: locationPath, access: "locationRead" },
-    { family: "location", method: "head", path: locationPath, access: "locationRead" },
-    { family: "location", method: "get", path: (d) => `${locationPath(d)}loc-1`, access: "locationRead" },
+    // Location API (reads asked for in JSON: the default format is XML)
+    { family: "location", method: "get", path: (d) => `${locationPath(d)}?format=json`, access: "locationRead" },
+    { family: "location", method: "head", path: (d) => `${locationPath(d)}?format=json`, access: "locationRead" },
+    { family: "location", method: "get", path: (d) => `${locationPath(d)}loc-1?format=json`, access: "locationRead" },
     { family: "location", method: "post", path: locationPath, access: "locationWrite", body: {} },
     { family: "location", method: "put", path: (d) => `${locationPath(d)}loc-1`, access: "locationWrite", body: {} },
     { family: "location", method: "patch", path: locationPath, access: "locationWrite", body: { objects: [] } },
-    { family: "location", method: "delete", path: (d) => `${locationPath(d)}loc-1`, access: "locationWrite" },
     { family: "location_type", method: "get", path: locationTypePath, access: "locationRead" },
-    // Import App API (no endpoints yet)
+    // Import App API
     { family: "apps", method: "post", path: appsPath, access: "apps", body: {} },
     { family: "apps", method: "post", path: (d) => `/a/${d}/apps/api/app-1/multimedia/`, access: "apps", body: {} },
     { family: "apps", method: "get", path: (d) => `/a/${d}/apps/api/app-1/multimedia/status/dl-${"0".repeat(32)}/`, access: "apps" },
@@ -497,8 +496,8 @@ describe("against the app (domains demo and other)", () => {
       const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations"] });
       expect((await app.http().get(locationPath("demo")).set("Authorization", user.authorization)).status).not.toBe(403);
       expect((await app.http().get(locationTypePath("demo")).set("Authorization", user.authorization)).status).toBe(200);
-      for (const method of ["post", "put", "patch", "delete"] as const) {
-        const write = await app.http()[method](locationPath("demo")).set("Authorization", user.authorization).send({});
+      for (const [method, path] of [["post", locationPath("demo")], ["patch", locationPath("demo")], ["put", `${locationPath("demo")}loc-1`]] as const) {
+        const write = await app.http()[method](path).set("Authorization", user.authorization).send({});
         expect(write.status, method).toBe(403);
         expect(Object.keys(write.body)).toEqual(["error"]);
       }

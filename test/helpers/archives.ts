@@ -1,0 +1,283 @@
+import { createHash } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { deflateSync } from "node:zlib";
+import type { Response } from "supertest";
+import yazl from "yazl";
+import type { TestApp } from "./app.ts";
+
+/**
+ * ZIP archives built in memory with yazl, and minimal media bytes that file-type recognises by
+ * their magic, for the multimedia tests. Archives stay tiny: the machine is shared.
+ */
+
+export interface ArchiveEntry {
+  /** the name as stored in the archive; may escape (`../x.png`, `/abs.png`, `C:/x.png`) */
+  name: string;
+  /** contents; omit for a directory (the name should end with `/`) */
+  data?: Buffer;
+  /** deflate (default) or store */
+  compress?: boolean;
+}
+
+const MTIME = new Date("2024-01-01T00:00:00Z");
+
+/**
+ * yazl refuses names that escape, so such entries are written under a placeholder of the same
+ * byte length and the placeholder is then replaced in the local and central headers (the CRC
+ * covers only the data, so the archive stays valid).
+ */
+export async function zip(entries: ArchiveEntry[]): Promise<Buffer> {
+  const archive = new yazl.ZipFile();
+  const renames: [Buffer, Buffer][] = [];
+  entries.forEach((entry, index) => {
+    let name = entry.name;
+    if (/^[a-zA-Z]:/.test(name) || name.startsWith("/") || name.startsWith("\\") || name.split(/[\\/]/).includes("..")) {
+      const wanted = Buffer.from(name, "utf8");
+      const stem = `zz${index}q`;
+      const placeholder = Buffer.from(stem + "x".repeat(wanted.length - stem.length), "utf8");
+      if (placeholder.length !== wanted.length) throw new Error(`name too short to rewrite: ${name}`);
+      renames.push([placeholder, wanted]);
+      name = placeholder.toString("utf8");
+    }
+    if (entry.data === undefined) archive.addEmptyDirectory(name, { mtime: MTIME });
+    else archive.addBuffer(entry.data, name, { compress: entry.compress ?? true, mtime: MTIME });
+  });
+  archive.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of archive.outputStream) chunks.push(chunk as Buffer);
+  const bytes = Buffer.concat(chunks);
+  for (const [placeholder, wanted] of renames) {
+    let at = bytes.indexOf(placeholder);
+    let seen = 0;
+    while (at !== -1) {
+      wanted.copy(bytes, at);
+      seen += 1;
+      at = bytes.indexOf(placeholder, at + 1);
+    }
+    if (seen !== 2) throw new Error(`expected the placeholder in 2 headers, found ${seen}`);
+  }
+  return bytes;
+}
+
+export async function zipToFile(file: string, entries: ArchiveEntry[]): Promise<string> {
+  await writeFile(file, await zip(entries));
+  return file;
+}
+
+/** An archive with no entries (only the end of central directory record). */
+export const emptyZip = () => zip([]);
+
+/** The offset of the central directory, from the end of central directory record. */
+function centralDirectoryOffset(bytes: Buffer): number {
+  const eocd = bytes.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  if (eocd < 0) throw new Error("no end of central directory record");
+  return bytes.readUInt32LE(eocd + 16);
+}
+
+/** A valid archive cut short inside its central directory: it still starts with `PK\x03\x04`. */
+export function truncatedInCentralDirectory(bytes: Buffer): Buffer {
+  const start = centralDirectoryOffset(bytes);
+  return bytes.subarray(0, start + 10);
+}
+
+/** A valid archive whose central directory header signature is overwritten. */
+export function brokenCentralDirectory(bytes: Buffer): Buffer {
+  const copy = Buffer.from(bytes);
+  copy.write("XXXX", centralDirectoryOffset(copy), "latin1");
+  return copy;
+}
+
+// ---- media bytes ---------------------------------------------------------------------------
+
+function crc32(data: Buffer): number {
+  let crc = ~0;
+  for (const byte of data) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return ~crc >>> 0;
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body));
+  return Buffer.concat([length, body, crc]);
+}
+
+/** A real 1×1 grey PNG; `seed` changes the pixel so that contents differ. */
+export function png(seed = 0): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(1, 0);
+  ihdr.writeUInt32BE(1, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 0; // greyscale
+  const row = Buffer.from([0, seed & 0xff]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk("IHDR", ihdr),
+    pngChunk("IDAT", deflateSync(row)),
+    // a text chunk makes larger seeds distinct too
+    pngChunk("tEXt", Buffer.from(`seed\0${seed}`, "latin1")),
+    pngChunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
+/** JPEG magic (SOI + APP0 JFIF) followed by filler and EOI. */
+export function jpeg(seed = 0): Buffer {
+  return Buffer.concat([
+    Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]),
+    Buffer.from("JFIF\0", "latin1"),
+    Buffer.from([0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]),
+    Buffer.from(`seed${seed}`, "latin1"),
+    Buffer.from([0xff, 0xd9]),
+  ]);
+}
+
+/** A 1×1 GIF89a. */
+export function gif(seed = 0): Buffer {
+  return Buffer.concat([
+    Buffer.from("GIF89a", "latin1"),
+    Buffer.from([0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00, seed & 0xff, 0, 0, 0xff, 0xff, 0xff]),
+    Buffer.from([0x2c, 0, 0, 0, 0, 0x01, 0x00, 0x01, 0x00, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b]),
+  ]);
+}
+
+/** An ID3v2.3 header (with a small padded tag) followed by MPEG-1 Layer III frame headers. */
+export function mp3(seed = 0): Buffer {
+  const tagSize = 10;
+  const header = Buffer.from([0x49, 0x44, 0x33, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, tagSize]);
+  const tag = Buffer.alloc(tagSize);
+  tag.write(`s${seed}`, 0, "latin1");
+  const frame = Buffer.alloc(417);
+  frame.set([0xff, 0xfb, 0x90, 0x64]);
+  return Buffer.concat([header, tag, frame, frame]);
+}
+
+/** An ISO base media file: an `ftyp` box with the given major brand (isom → MP4, 3gp4 → 3GPP). */
+export function isoMedia(brand = "isom", seed = 0): Buffer {
+  const ftyp = Buffer.alloc(24);
+  ftyp.writeUInt32BE(24, 0);
+  ftyp.write("ftyp", 4, "latin1");
+  ftyp.write(brand.padEnd(4, " "), 8, "latin1");
+  ftyp.writeUInt32BE(0x200, 12);
+  ftyp.write(brand.padEnd(4, " "), 16, "latin1");
+  ftyp.write("mp41", 20, "latin1");
+  const free = Buffer.alloc(16);
+  free.writeUInt32BE(16, 0);
+  free.write("free", 4, "latin1");
+  free.write(`seed${seed}`, 8, "latin1");
+  return Buffer.concat([ftyp, free]);
+}
+
+export const mp4 = (seed = 0) => isoMedia("isom", seed);
+export const threeGp = (seed = 0) => isoMedia("3gp4", seed);
+
+export const md5 = (data: Buffer) => createHash("md5").update(data).digest("hex");
+
+// ---- the Import App API over HTTP (supertest) ------------------------------------------------
+
+
+export const appsBase = (domain: string) => `/a/${domain}/apps/api`;
+
+export interface ImportOptions {
+  /** the app_file: an object/array/value is sent as JSON, a Buffer or string as is; undefined: no file */
+  source?: unknown;
+  appName?: string;
+  appId?: string;
+  /** extra text fields */
+  fields?: Record<string, string>;
+}
+
+export function postImport(app: TestApp, authorization: string | undefined, domain: string, options: ImportOptions = {}) {
+  let req = app.http().post(`${appsBase(domain)}/import_app/`);
+  if (authorization) req = req.set("Authorization", authorization);
+  if (options.appName !== undefined) req = req.field("app_name", options.appName);
+  if (options.appId !== undefined) req = req.field("app_id", options.appId);
+  for (const [name, value] of Object.entries(options.fields ?? {})) req = req.field(name, value);
+  if (options.source !== undefined) {
+    const bytes = Buffer.isBuffer(options.source)
+      ? options.source
+      : Buffer.from(typeof options.source === "string" ? options.source : JSON.stringify(options.source));
+    req = req.attach("app_file", bytes, { filename: "app.json", contentType: "application/json" });
+  }
+  return req;
+}
+
+/** Imports a new app and returns its id (fails the test on anything but 201). */
+export async function createApp(app: TestApp, authorization: string, domain: string, source: unknown, appName = "App"): Promise<string> {
+  const res = await postImport(app, authorization, domain, { source, appName });
+  if (res.status !== 201) throw new Error(`import answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.app_id as string;
+}
+
+export function postMultimedia(app: TestApp, authorization: string | undefined, domain: string, appId: string, archive?: Buffer) {
+  let req = app.http().post(`${appsBase(domain)}/${appId}/multimedia/`);
+  if (authorization) req = req.set("Authorization", authorization);
+  if (archive) req = req.attach("bulk_upload_file", archive, { filename: "media.zip", contentType: "application/zip" });
+  else req = req.field("other", "x");
+  return req;
+}
+
+export function getStatus(app: TestApp, authorization: string | undefined, domain: string, appId: string, processingId: string) {
+  let req = app.http().get(`${appsBase(domain)}/${appId}/multimedia/status/${processingId}/`);
+  if (authorization) req = req.set("Authorization", authorization);
+  return req;
+}
+
+/** Polls the status until it is complete or not 200, within `timeoutMs`. */
+export async function waitForStatus(
+  app: TestApp,
+  authorization: string,
+  domain: string,
+  appId: string,
+  processingId: string,
+  timeoutMs = 20_000,
+): Promise<Response> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await getStatus(app, authorization, domain, appId, processingId);
+    if (res.status !== 200 || res.body.complete === true) return res;
+    if (Date.now() > deadline) throw new Error(`processing ${processingId} not complete after ${timeoutMs} ms: ${JSON.stringify(res.body)}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Uploads an archive and waits for its job: the final status response. */
+export async function uploadAndWait(app: TestApp, authorization: string, domain: string, appId: string, archive: Buffer): Promise<Response> {
+  const res = await postMultimedia(app, authorization, domain, appId, archive);
+  if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return waitForStatus(app, authorization, domain, appId, res.body.processing_id);
+}
+
+/** GET …/{app_id}/multimedia/file/{path}, the body as a Buffer. */
+export function getMediaFile(app: TestApp, authorization: string, domain: string, appId: string, mediaPath: string) {
+  return app
+    .http()
+    .get(`${appsBase(domain)}/${appId}/multimedia/file/${mediaPath.split("/").map(encodeURIComponent).join("/")}`)
+    .set("Authorization", authorization)
+    .buffer(true)
+    .parse((res, done) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => done(null, Buffer.concat(chunks)));
+    });
+}
+
+/** An application source whose form XML (in `_attachments`) and multimedia_map reference `paths`. */
+export function appSource(options: { paths?: string[]; mapPaths?: string[]; docType?: string | null; extra?: Record<string, unknown> } = {}) {
+  const xml = (options.paths ?? [])
+    .map((p) => `<text id="q-${p.length}"><value form="image">${p}</value></text>`)
+    .join("");
+  const source: Record<string, unknown> = {
+    ...(options.docType === null ? {} : { doc_type: options.docType ?? "Application" }),
+    name: "Source name",
+    modules: [{ name: { en: "Module" }, forms: [{ unique_id: "form-1" }] }],
+    _attachments: { "form-1.xml": `<?xml version="1.0"?><h:html><itext>${xml}</itext></h:html>` },
+    multimedia_map: Object.fromEntries((options.mapPaths ?? []).map((p) => [p, { doc_type: "HQMediaMapItem", multimedia_id: "x" }])),
+    ...options.extra,
+  };
+  return source;
+}
