@@ -10,8 +10,7 @@ import {
   postImport,
   postMultimedia,
   uploadAndWait,
-  zip,
-} from "../helpers/archives.ts";
+  zip, expectAppsError as expectError } from "../helpers/archives.ts";
 
 /**
  * CONTRACT §4 "POST import_app/" and "Application source", §1 Permissions and Error bodies for the
@@ -35,13 +34,6 @@ afterAll(() => app?.close());
 
 const importApp = (options: Parameters<typeof postImport>[3]) => postImport(app, user.authorization, DOMAIN, options);
 
-function expectError(res: { status: number; body: any }, status: number, message?: string) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body)).toEqual(["success", "error"]);
-  expect(res.body.success).toBe(false);
-  if (message === undefined) expect(typeof res.body.error).toBe("string");
-  else expect(res.body.error).toBe(message);
-}
 
 describe("create: 201 {success: true, app_id} + warnings only when non-empty", () => {
   it("an app without multimedia references: 201, keys exactly success, app_id", async () => {

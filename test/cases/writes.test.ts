@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { buildCaseApp, CASES, type CaseTestApp } from "../helpers/cases.ts";
+import { buildCaseApp, CASES, type CaseTestApp, CASE_KEYS } from "../helpers/cases.ts";
 
 /**
  * CONTRACT §2 "Writes" (semantics and responses): POST object creates, PUT {case_id} updates,
@@ -7,10 +7,6 @@ import { buildCaseApp, CASES, type CaseTestApp } from "../helpers/cases.ts";
  * every write, and the written case is readable at once.
  */
 
-const CASE_KEYS = [
-  "domain", "case_id", "case_type", "case_name", "external_id", "owner_id", "date_opened", "last_modified",
-  "server_last_modified", "indexed_on", "closed", "date_closed", "properties", "indices",
-];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CASE_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 

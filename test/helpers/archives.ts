@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { deflateSync } from "node:zlib";
 import type { Response } from "supertest";
+import { expect } from "vitest";
 import yazl from "yazl";
 import type { TestApp } from "./app.ts";
 
@@ -280,4 +281,13 @@ export function appSource(options: { paths?: string[]; mapPaths?: string[]; docT
     ...options.extra,
   };
   return source;
+}
+
+/** The Import App API's error body: exactly {"success": false, "error"}, with this status and message. */
+export function expectAppsError(res: { status: number; body: any }, status: number, message?: string) {
+  expect(res.status).toBe(status);
+  expect(Object.keys(res.body)).toEqual(["success", "error"]);
+  expect(res.body.success).toBe(false);
+  if (message === undefined) expect(typeof res.body.error).toBe("string");
+  else expect(res.body.error).toBe(message);
 }

@@ -12,6 +12,12 @@ export interface CaseTestApp extends TestApp {
   createCase(fields?: Record<string, unknown>): Promise<Record<string, any>>;
 }
 
+/** CONTRACT §2 case serialization keys, in order. */
+export const CASE_KEYS = [
+  "domain", "case_id", "case_type", "case_name", "external_id", "owner_id", "date_opened", "last_modified",
+  "server_last_modified", "indexed_on", "closed", "date_closed", "properties", "indices",
+];
+
 export const CASES = "/a/demo/api/case/v2/";
 
 export async function buildCaseApp(): Promise<CaseTestApp> {

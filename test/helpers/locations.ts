@@ -18,6 +18,12 @@ export interface LocationTestApp extends TestApp {
   createLocation(fields: Record<string, unknown>): Promise<Record<string, any>>;
 }
 
+/** CONTRACT §3 location serialization keys, in order. */
+export const LOCATION_KEYS = [
+  "domain", "last_modified", "latitude", "location_data", "location_id", "location_type_code",
+  "location_type_name", "longitude", "name", "parent_location_id", "site_code",
+];
+
 export const LOCATIONS = "/a/demo/api/location/v2/";
 
 export async function buildLocationApp(wrapDb?: Parameters<typeof build>[1]): Promise<LocationTestApp> {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDomain } from "../helpers/app.ts";
-import { buildLocationApp, LOCATIONS, type LocationTestApp } from "../helpers/locations.ts";
+import { buildLocationApp, LOCATIONS, type LocationTestApp, LOCATION_KEYS } from "../helpers/locations.ts";
 
 /**
  * CONTRACT §3 "Create `POST`" and "Rules (create, update and each bulk item)": 201 with the full
@@ -14,10 +14,6 @@ beforeEach(async () => {
 });
 afterEach(() => app.close());
 
-const KEYS = [
-  "domain", "last_modified", "latitude", "location_data", "location_id", "location_type_code",
-  "location_type_name", "longitude", "name", "parent_location_id", "site_code",
-];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const NAIVE_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/;
 const REQUIRED = "'name' and 'location_type_code' are required fields when creating a new location.";
@@ -45,7 +41,7 @@ describe("201 with the full location", () => {
     });
     expect(res.status).toBe(201);
     expect(res.headers["content-type"]).toMatch(/^application\/json/);
-    expect(Object.keys(res.body)).toEqual(KEYS);
+    expect(Object.keys(res.body)).toEqual(LOCATION_KEYS);
     expect(res.body).toMatchObject({
       domain: "demo",
       latitude: "0.0236",

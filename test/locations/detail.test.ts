@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDomain, createUser } from "../helpers/app.ts";
-import { buildLocationApp, LOCATIONS, type LocationTestApp } from "../helpers/locations.ts";
+import { buildLocationApp, LOCATIONS, type LocationTestApp, LOCATION_KEYS } from "../helpers/locations.ts";
 
 /**
  * CONTRACT §3 serialization and "Detail `GET {location_id}`: 404 when not in the domain";
@@ -13,10 +13,6 @@ beforeEach(async () => {
 });
 afterEach(() => app.close());
 
-const KEYS = [
-  "domain", "last_modified", "latitude", "location_data", "location_id", "location_type_code",
-  "location_type_name", "longitude", "name", "parent_location_id", "site_code",
-];
 const NAIVE_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/;
 const detail = (id: string) => app.get(`${id}?format=json`);
 
@@ -26,7 +22,7 @@ describe("serialization: keys in contract order, formats", () => {
     const made = await app.createLocation({ name: "Kenya", location_type_code: "country", site_code: "ke" });
     const res = await detail(made.location_id);
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(KEYS);
+    expect(Object.keys(res.body)).toEqual(LOCATION_KEYS);
     expect(res.body).toEqual({
       domain: "demo",
       last_modified: made.last_modified,

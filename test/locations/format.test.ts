@@ -1,6 +1,6 @@
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { buildLocationApp, LOCATIONS, type LocationTestApp } from "../helpers/locations.ts";
+import { buildLocationApp, LOCATIONS, type LocationTestApp, LOCATION_KEYS } from "../helpers/locations.ts";
 
 /**
  * CONTRACT §3 "Format": `format=json|xml` wins; else an Accept naming application/json or
@@ -15,10 +15,6 @@ beforeEach(async () => {
 });
 afterEach(() => app.close());
 
-const KEYS = [
-  "domain", "last_modified", "latitude", "location_data", "location_id", "location_type_code",
-  "location_type_name", "longitude", "name", "parent_location_id", "site_code",
-];
 
 /** A parsed element: name, attributes, child elements in document order, text. */
 interface El {
@@ -136,7 +132,7 @@ describe("XML shapes", () => {
     const objects = child(root, "objects");
     expect(objects.children.map((c) => c.name)).toEqual(["object"]);
     const object = objects.children[0];
-    expect(object.children.map((c) => c.name)).toEqual(KEYS);
+    expect(object.children.map((c) => c.name)).toEqual(LOCATION_KEYS);
     expect(child(object, "name").text).toBe("Kenya");
     expect(child(object, "site_code").text).toBe("ke");
     expect(child(object, "domain").text).toBe("demo");
@@ -153,7 +149,7 @@ describe("XML shapes", () => {
     expect(res.text.startsWith("<?xml")).toBe(true);
     const root = parseXml(res.text);
     expect(root.name).toBe("object");
-    expect(root.children.map((c) => c.name)).toEqual(KEYS);
+    expect(root.children.map((c) => c.name)).toEqual(LOCATION_KEYS);
     for (const key of ["domain", "last_modified", "latitude", "location_id", "location_type_code", "location_type_name", "name", "site_code"]) {
       expect(child(root, key).text, key).toBe(made[key]);
       expect(child(root, key).attrs.type, key).not.toBe("null");
@@ -219,6 +215,6 @@ describe("XML shapes", () => {
     expect(isXml(res)).toBe(true);
     const root = parseXml(res.text);
     expect(root.name).toBe("object");
-    expect(root.children.map((c) => c.name)).toEqual(KEYS);
+    expect(root.children.map((c) => c.name)).toEqual(LOCATION_KEYS);
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDomain } from "../helpers/app.ts";
-import { buildLocationApp, LOCATIONS, type LocationTestApp } from "../helpers/locations.ts";
+import { buildLocationApp, LOCATIONS, type LocationTestApp, LOCATION_KEYS } from "../helpers/locations.ts";
 
 /**
  * CONTRACT §3 "Update `PUT {location_id}`": 200 with the full location; partial; unknown id 404;
@@ -13,10 +13,6 @@ beforeEach(async () => {
 });
 afterEach(() => app.close());
 
-const KEYS = [
-  "domain", "last_modified", "latitude", "location_data", "location_id", "location_type_code",
-  "location_type_name", "longitude", "name", "parent_location_id", "site_code",
-];
 
 /** The whole row as PostgreSQL prints it: byte-for-byte comparable. */
 const row = async (id: string) =>
@@ -54,7 +50,7 @@ describe("200 with the full location; partial", () => {
     const res = await app.put(made.location_id, { name: "Republic of Kenya" });
     expect(res.status).toBe(200);
     expect(res.headers["content-type"]).toMatch(/^application\/json/);
-    expect(Object.keys(res.body)).toEqual(KEYS);
+    expect(Object.keys(res.body)).toEqual(LOCATION_KEYS);
     expect(res.body).toEqual({ ...made, name: "Republic of Kenya", last_modified: res.body.last_modified });
     expect(res.body.last_modified > made.last_modified).toBe(true);
     expect((await app.get(`${made.location_id}?format=json`)).body).toEqual(res.body);

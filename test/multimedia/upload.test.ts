@@ -9,8 +9,7 @@ import {
   png,
   postMultimedia,
   truncatedInCentralDirectory,
-  zip,
-} from "../helpers/archives.ts";
+  zip, expectAppsError as expectError } from "../helpers/archives.ts";
 
 /**
  * CONTRACT §4 "POST {app_id}/multimedia/": app not in the domain → 404; file missing → 400
@@ -38,13 +37,6 @@ afterAll(() => app?.close());
 const upload = (archive?: Buffer, id = appId) => postMultimedia(app, user.authorization, DOMAIN, id, archive);
 const jobCount = () => app.db.prisma.multimediaJob.count();
 
-function expectError(res: { status: number; body: any }, status: number, message?: string) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body)).toEqual(["success", "error"]);
-  expect(res.body.success).toBe(false);
-  if (message === undefined) expect(typeof res.body.error).toBe("string");
-  else expect(res.body.error).toBe(message);
-}
 
 describe("success: 200 {success: true, processing_id: dl-<32 hex>}", () => {
   it("answers 200 with keys exactly success, processing_id", async () => {
