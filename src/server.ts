@@ -2,12 +2,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from "express";
 import { oauthRouter } from "./auth/oauth.rest.ts";
-import { DomainError } from "./errors.ts";
 import { buildGatewaySchema } from "./graphql/schema.ts";
 import { createGraphQLEndpoint, type GraphQLEndpoint } from "./graphql/server.ts";
 import { locationTypeRouter } from "./locations/location-type.rest.ts";
 import { locationRouter } from "./locations/location.rest.ts";
-import { restErrorHandler, sendError, type ErrorShape } from "./rest/errors.ts";
+import { restErrorHandler, unknownPath, type ErrorShape } from "./rest/errors.ts";
 import { authenticate } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
 import { appRouter } from "./apps/app.rest.ts";
@@ -21,15 +20,12 @@ import type { Services } from "./services.ts";
 interface Family {
   path: string;
   shape: ErrorShape;
-  routes: Router[];
+  routes: Router;
 }
 
 function mountFamily(app: Express, services: Services, family: Family): void {
   const router = express.Router({ mergeParams: true });
-  router.use(authenticate(services.authenticator));
-  for (const routes of family.routes) router.use(routes);
-  router.use((req, res) => sendError(res, new DomainError("NOT_FOUND", `Not found: ${req.originalUrl.split("?")[0]}`), family.shape));
-  router.use(restErrorHandler(family.shape));
+  router.use(authenticate(services.authenticator), family.routes, unknownPath(family.shape), restErrorHandler(family.shape));
   app.use(family.path, router);
 }
 
@@ -57,21 +53,21 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   mountFamily(app, services, {
     path: "/a/:domain/api/case/v2",
     shape: "plain",
-    routes: [caseRouter(services)],
+    routes: caseRouter(services),
   });
   mountFamily(app, services, {
     path: "/a/:domain/api/location/v2",
     shape: "plain",
-    routes: [locationRouter(services)],
+    routes: locationRouter(services),
   });
   mountFamily(app, services, {
     path: "/a/:domain/api/location_type/v1",
     shape: "plain",
-    routes: [locationTypeRouter(services)],
+    routes: locationTypeRouter(services),
   });
-  mountFamily(app, services, { path: "/a/:domain/apps/api", shape: "apps", routes: [appRouter(services)] });
+  mountFamily(app, services, { path: "/a/:domain/apps/api", shape: "apps", routes: appRouter(services) });
 
-  app.use((req, res) => sendError(res, new DomainError("NOT_FOUND", `Not found: ${req.originalUrl.split("?")[0]}`)));
+  app.use(unknownPath("plain"));
   // Errors raised before a family is entered (e.g. an undecodable domain) still get its body shape.
   app.use((error: unknown, req: Request, res: Response, next: NextFunction) =>
     restErrorHandler(APPS_PATH.test(req.originalUrl) ? "apps" : "plain")(error, req, res, next),

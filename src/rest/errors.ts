@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, Response } from "express";
+import type { ErrorRequestHandler, RequestHandler, Response } from "express";
 import { DomainError } from "../errors.ts";
 import { log } from "../log.ts";
 
@@ -17,6 +17,11 @@ export function errorBody(error: DomainError, shape: ErrorShape): Record<string,
 export function sendError(res: Response, error: DomainError, shape: ErrorShape = "plain"): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   res.status(error.status).json(errorBody(error, shape));
+}
+
+/** The JSON 404 for a path nothing serves. */
+export function unknownPath(shape: ErrorShape): RequestHandler {
+  return (req, res) => sendError(res, new DomainError("NOT_FOUND", `Not found: ${req.originalUrl.split("?")[0]}`), shape);
 }
 
 /** Body-parser and other framework errors carry a `type` and a status: give them our messages. */
