@@ -240,17 +240,17 @@ export class CaseResolver {
     return indexTarget(c, "host", ctx);
   }
 
-  @FieldResolver(() => [CaseType], { description: "cases that index this one with relationship child" })
+  @FieldResolver(() => [CaseType], { description: "cases that index this one with relationship child", complexity: 10 })
   async children(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<CaseNode[]> {
     return (await ctx.loaders.cases.related(c.domain, c.caseId, "child")).map(toNode);
   }
 
-  @FieldResolver(() => [CaseType], { description: "cases that index this one with relationship extension" })
+  @FieldResolver(() => [CaseType], { description: "cases that index this one with relationship extension", complexity: 10 })
   async extensions(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<CaseNode[]> {
     return (await ctx.loaders.cases.related(c.domain, c.caseId, "extension")).map(toNode);
   }
 
-  @FieldResolver(() => [FormType], { description: "the forms that wrote this case, oldest first" })
+  @FieldResolver(() => [FormType], { description: "the forms that wrote this case, oldest first", complexity: 5 })
   async forms(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<FormType[]> {
     return ctx.loaders.cases.forms(c.caseId);
   }
