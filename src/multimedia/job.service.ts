@@ -124,9 +124,7 @@ export class MultimediaJobService {
   async status(principal: Principal, domainName: string, appId: string, processingId: string): Promise<MultimediaStatus> {
     const domain = await this.apps.domain(principal, domainName);
     await this.apps.app(domain, appId);
-    if (!storable(processingId)) throw notFound("Processing ID not found or expired");
-    const job = await this.prisma.multimediaJob.findFirst({ where: { id: processingId, appId, domainId: domain.id } });
-    if (!job || (job.expiresAt && job.expiresAt.getTime() < Date.now())) throw notFound("Processing ID not found or expired");
+    const job = await this.liveJob(processingId, { appId, domainId: domain.id });
     if (job.status === "failed") throw new TaskFailed();
     return statusOf(job);
   }
@@ -134,10 +132,17 @@ export class MultimediaJobService {
   /** The job status for GraphQL: any job of the domain, by id. */
   async statusById(principal: Principal, domainName: string, processingId: string): Promise<MultimediaStatus & { failed: boolean }> {
     const domain = await this.apps.domain(principal, domainName);
-    if (!storable(processingId)) throw notFound("Processing ID not found or expired");
-    const job = await this.prisma.multimediaJob.findFirst({ where: { id: processingId, domainId: domain.id } });
-    if (!job || (job.expiresAt && job.expiresAt.getTime() < Date.now())) throw notFound("Processing ID not found or expired");
+    const job = await this.liveJob(processingId, { domainId: domain.id });
     return { ...statusOf(job), failed: job.status === "failed" };
+  }
+
+  /** The job with this id within `scope`, unless it is unknown or past its lifetime (404). */
+  private async liveJob(processingId: string, scope: { domainId: string; appId?: string }) {
+    const job = storable(processingId)
+      ? await this.prisma.multimediaJob.findFirst({ where: { id: processingId, ...scope } })
+      : null;
+    if (!job || (job.expiresAt && job.expiresAt.getTime() < Date.now())) throw notFound("Processing ID not found or expired");
+    return job;
   }
 
   /** Takes the oldest queued job, or one whose worker's lease ran out; null when there is none. */
