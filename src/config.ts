@@ -85,7 +85,7 @@ export function loadConfig(env: Env = process.env): Config {
     zipMaxTotalBytes: integer(env, "ZIP_MAX_TOTAL_BYTES", 8 * 1024 * 1024 * 1024, 1),
     zipMaxRatio: integer(env, "ZIP_MAX_RATIO", 100, 1),
     workers: integer(env, "WORKERS", 1, 0),
-    jobLeaseSeconds: integer(env, "JOB_LEASE_SECONDS", 60, 1),
+    jobLeaseSeconds: integer(env, "JOB_LEASE_SECONDS", 30, 10),
     graphqlMaxDepth: integer(env, "GRAPHQL_MAX_DEPTH", 12, 1),
     graphqlMaxCost: integer(env, "GRAPHQL_MAX_COST", 50_000, 1),
     logLevel: logLevel(env.LOG_LEVEL),

@@ -19,8 +19,8 @@ async function main(config: Config): Promise<void> {
   }
   const server = await buildServer(services);
   const stopMaintenance = startMaintenance(services);
-  if (db.kind === "pglite") await services.multimediaJobs.requeueOrphans();
-  services.worker.start();
+  if (db.kind === "pglite") await services.multimediaJobs.failOrphans();
+  await services.worker.start();
   const url = await server.listen(config.port, config.host);
   console.log(`field-data gateway listening on ${url} (${db.kind === "pglite" ? `embedded database in ${config.dataDir}` : "PostgreSQL"})`);
 

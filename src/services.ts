@@ -14,6 +14,7 @@ import { LocationTypeService } from "./locations/location-type.service.ts";
 import { LocationService } from "./locations/location.service.ts";
 import { AppService } from "./apps/app.service.ts";
 import { DatabaseBlobStore, FileBlobStore, type BlobStore } from "./multimedia/blob-store.ts";
+import { JobQueue } from "./multimedia/job.queue.ts";
 import { MultimediaJobService } from "./multimedia/job.service.ts";
 import { MultimediaWorker } from "./multimedia/worker.ts";
 
@@ -34,9 +35,10 @@ export interface Services {
   caseForms: FormService;
   blobs: BlobStore;
   apps: AppService;
+  jobQueue: JobQueue;
   multimediaJobs: MultimediaJobService;
   worker: MultimediaWorker;
-  /** releases what the services hold besides the database (the event listener) */
+  /** releases what the services hold besides the database (job queue, event listener) */
   close(): Promise<void>;
 }
 
@@ -49,7 +51,8 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const pubsub = events.pubsub;
   const blobs: BlobStore = db.kind === "postgres" ? new DatabaseBlobStore(prisma) : new FileBlobStore(config.dataDir);
   const apps = new AppService(prisma, config.appSourceLimitBytes);
-  const multimediaJobs = new MultimediaJobService(prisma, blobs, pubsub, apps, config);
+  const jobQueue = await JobQueue.open(db, config);
+  const multimediaJobs = new MultimediaJobService(prisma, blobs, pubsub, apps, config, jobQueue);
   const cursors = new CursorCodec(await serverSecret(prisma, "case-cursor-key"));
   return {
     config,
@@ -67,8 +70,12 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     caseForms: new FormService(prisma),
     blobs,
     apps,
+    jobQueue,
     multimediaJobs,
-    worker: new MultimediaWorker(multimediaJobs, apps, blobs, config),
-    close: () => events.close(),
+    worker: new MultimediaWorker(multimediaJobs, apps, blobs, jobQueue, config),
+    async close() {
+      await jobQueue.close();
+      await events.close();
+    },
   };
 }

@@ -94,9 +94,7 @@ export class AppResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<string> {
     await ctx.services.apps.app(await ctx.services.apps.domain(ctx.principal, domain), appId);
-    const id = await withUpload(ctx, file, (upload) => ctx.services.multimediaJobs.upload(ctx.principal, domain, appId, upload));
-    ctx.services.worker.nudge();
-    return id;
+    return withUpload(ctx, file, (upload) => ctx.services.multimediaJobs.upload(ctx.principal, domain, appId, upload));
   }
 
   @Subscription(() => MultimediaJobType, {

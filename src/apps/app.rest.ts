@@ -7,7 +7,7 @@ import type { Services } from "../services.ts";
 /** REST adapter of the Import App API (CONTRACT §4), mounted at /a/{domain}/apps/api. */
 
 export function appRouter(services: Services): Router {
-  const { apps, multimediaJobs, worker, blobs, config } = services;
+  const { apps, multimediaJobs, blobs, config } = services;
   const router = express.Router({ mergeParams: true });
   const domainOf = (req: Request) => String(req.params.domain);
   const multipart = async (req: Request, fileFields: string[], maxFileBytes = config.uploadLimitBytes) =>
@@ -41,7 +41,6 @@ export function appRouter(services: Services): Router {
       const body = await multipart(req, ["bulk_upload_file"]);
       try {
         const processingId = await multimediaJobs.upload(principal, domainOf(req), String(req.params.appId), body.files.bulk_upload_file);
-        worker.nudge();
         res.status(200).json({ success: true, processing_id: processingId });
       } finally {
         await body.cleanup();

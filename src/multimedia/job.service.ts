@@ -6,16 +6,17 @@ import type { PubSub } from "../graphql/pubsub.ts";
 import { newHexId } from "../util/ids.ts";
 import { storable, type AppService, type MultimediaMap } from "../apps/app.service.ts";
 import type { BlobStore } from "./blob-store.ts";
+import { attemptKey, type JobQueue, type TaskAttempt } from "./job.queue.ts";
 import { checkArchive, type ArchiveResult, type StoredMedia } from "./zip-processor.ts";
 
 /**
- * Multimedia jobs (CONTRACT §4): an upload becomes a job row and a stored archive before the
- * request returns; workers claim jobs with a lease (SKIP LOCKED), so two processes never run one
- * job and a job whose worker died is taken up again when its lease runs out.
+ * Multimedia jobs (CONTRACT §4): an upload becomes a stored archive, a job row and a pg-boss job
+ * (committed together) before the request returns. pg-boss hands each job to one worker and
+ * retries it when that worker dies; the row records status and progress, and its locked_by names
+ * the attempt allowed to write them, so a stale attempt can never overwrite a newer one.
  */
 
 export const MULTIMEDIA_PROGRESS = "multimediaProgress" as const;
-export const MAX_ATTEMPTS = 3;
 
 export interface MultimediaStatus {
   success: true;
@@ -29,6 +30,8 @@ export interface MultimediaStatus {
 
 export interface JobRow {
   id: string;
+  /** the attempt running it (see attemptKey): fences its writes */
+  attempt: string;
   domainId: string;
   appId: string;
   status: string;
@@ -39,6 +42,13 @@ export interface JobRow {
   errors: unknown;
   attempts: number;
   expiresAt: Date | null;
+}
+
+/** Another attempt owns the job now (this one's heartbeat went stale): this one stops, writing nothing. */
+export class Superseded extends Error {
+  constructor() {
+    super("a later attempt owns this job");
+  }
 }
 
 export class TaskFailed extends DomainError {
@@ -101,6 +111,7 @@ export class MultimediaJobService {
     private readonly pubsub: PubSub,
     private readonly apps: AppService,
     private readonly config: Config,
+    private readonly queue: JobQueue,
   ) {}
 
   /** Validates and stores an uploaded archive and queues its job: the processing id. */
@@ -115,8 +126,11 @@ export class MultimediaJobService {
     const id = `dl-${newHexId()}`;
     const archiveKey = `archives/${id}`;
     await this.blobs.putFile(archiveKey, file.path);
-    await this.prisma.multimediaJob.create({
-      data: { id, domainId: domain.id, appId: app.id, archiveKey, total: check.entries, status: "queued" },
+    await this.prisma.$transaction(async (tx) => {
+      await tx.multimediaJob.create({
+        data: { id, domainId: domain.id, appId: app.id, archiveKey, total: check.entries, status: "queued" },
+      });
+      await this.queue.enqueue(id, tx);
     });
     return id;
   }
@@ -145,22 +159,24 @@ export class MultimediaJobService {
     return job;
   }
 
-  /** Takes the oldest queued job, or one whose worker's lease ran out; null when there is none. */
-  async claim(workerId: string): Promise<JobRow | null> {
-    const lease = `${this.config.jobLeaseSeconds} seconds`;
+  /**
+   * Starts `attempt` on its job row: null when the job is already settled, or when a later attempt
+   * has taken it over. The row's locked_by then fences every write of this attempt.
+   */
+  async begin(attempt: TaskAttempt): Promise<JobRow | null> {
+    const key = attemptKey(attempt);
     const rows = await this.prisma.$queryRaw<
       { id: string; domain_id: string; app_id: string; status: string; archive_key: string; current: number; total: number; result: unknown; errors: unknown; attempts: number; expires_at: Date | null }[]
     >`
-      UPDATE multimedia_jobs SET status = 'running', locked_by = ${workerId}, locked_until = now() + ${lease}::interval,
-             attempts = attempts + 1, current = 0, started_at = COALESCE(started_at, now())
-      WHERE id = (SELECT id FROM multimedia_jobs
-                  WHERE status = 'queued' OR (status = 'running' AND locked_until < now())
-                  ORDER BY created_at FOR UPDATE SKIP LOCKED LIMIT 1)
+      UPDATE multimedia_jobs SET status = 'running', locked_by = ${key}, attempts = ${attempt.retryCount + 1},
+             current = 0, started_at = COALESCE(started_at, now())
+      WHERE id = ${attempt.data.processingId} AND status IN ('queued', 'running')
       RETURNING id, domain_id, app_id, status, archive_key, current, total, result, errors, attempts, expires_at`;
     const row = rows[0];
     if (!row) return null;
-    const job: JobRow = {
+    return {
       id: row.id,
+      attempt: key,
       domainId: row.domain_id,
       appId: row.app_id,
       status: row.status,
@@ -172,23 +188,24 @@ export class MultimediaJobService {
       attempts: row.attempts,
       expiresAt: row.expires_at,
     };
-    if (job.attempts > MAX_ATTEMPTS) {
-      await this.fail(job, `gave up after ${MAX_ATTEMPTS} attempts`);
-      return this.claim(workerId);
-    }
-    return job;
   }
 
-  /** Embedded mode has one process: at start, a job left running belongs to no one. */
-  async requeueOrphans(): Promise<void> {
-    await this.prisma.multimediaJob.updateMany({ where: { status: "running" }, data: { status: "queued", lockedBy: null, lockedUntil: null } });
+  /**
+   * The embedded database has one process: at start, whatever was running belongs to no one, so
+   * its attempts are failed now (pg-boss retries them or gives them up) rather than when their
+   * heartbeat goes stale.
+   */
+  async failOrphans(): Promise<void> {
+    const running = await this.prisma.multimediaJob.findMany({ where: { status: "running" }, select: { lockedBy: true } });
+    await this.queue.failAttempts(running.flatMap((job) => (job.lockedBy ? [job.lockedBy] : [])));
   }
 
-  async progress(job: JobRow, workerId: string, current: number, total: number): Promise<void> {
-    const lease = `${this.config.jobLeaseSeconds} seconds`;
-    await this.prisma.$executeRaw`
-      UPDATE multimedia_jobs SET current = ${current}, total = ${total}, locked_until = now() + ${lease}::interval
-      WHERE id = ${job.id} AND locked_by = ${workerId}`;
+  /** Persists and publishes progress; throws Superseded when another attempt owns the job now. */
+  async progress(job: JobRow, current: number, total: number): Promise<void> {
+    const updated = await this.prisma.$executeRaw`
+      UPDATE multimedia_jobs SET current = ${current}, total = ${total}
+      WHERE id = ${job.id} AND locked_by = ${job.attempt}`;
+    if (updated === 0) throw new Superseded();
     this.publish({ ...job, status: "running", current, total });
   }
 
@@ -236,31 +253,52 @@ export class MultimediaJobService {
         for (const key of Object.keys(map)) if (key.toLowerCase() === s.canonicalPath.toLowerCase()) delete map[key];
         map[s.canonicalPath] = { fileId: s.fileId, mediaType: s.mediaType, sha256: s.sha256 };
       }
-      if (app) await tx.app.update({ where: { id: job.appId }, data: { multimediaMap: map } });
-      await tx.multimediaJob.update({
-        where: { id: job.id },
-        data: { status: "complete", current, result: result as object, completedAt: new Date(), expiresAt, lockedBy: null, lockedUntil: null },
+      const settled = await tx.multimediaJob.updateMany({
+        where: { id: job.id, lockedBy: job.attempt },
+        data: { status: "complete", current, result: result as object, completedAt: new Date(), expiresAt, lockedBy: null },
       });
+      if (settled.count === 0) throw new Superseded();
+      if (app) await tx.app.update({ where: { id: job.appId }, data: { multimediaMap: map } });
     });
     await this.blobs.delete(job.archiveKey);
     this.publish({ ...job, status: "complete", current, result });
   }
 
+  /** Fails the job for good (its archive cannot be processed); a no-op once another attempt owns it. */
   async fail(job: JobRow, reason: string): Promise<void> {
+    await this.settleFailed({ id: job.id, lockedBy: job.attempt }, reason);
+  }
+
+  /** The job's attempts are used up (pg-boss's dead letter): it is failed unless already settled. */
+  async giveUp(processingId: string): Promise<void> {
+    await this.settleFailed({ id: processingId, status: { in: ["queued", "running"] } }, "The processing task crashed.");
+  }
+
+  private async settleFailed(where: { id: string; lockedBy?: string; status?: { in: string[] } }, reason: string): Promise<void> {
     const expiresAt = new Date(Date.now() + this.config.multimediaJobTtlSeconds * 1000);
-    await this.prisma.multimediaJob.update({
-      where: { id: job.id },
-      data: { status: "failed", errors: [reason], completedAt: new Date(), expiresAt, lockedBy: null, lockedUntil: null },
+    const job = await this.prisma.$transaction(async (tx) => {
+      const settled = await tx.multimediaJob.updateMany({
+        where,
+        data: { status: "failed", errors: [reason], completedAt: new Date(), expiresAt, lockedBy: null },
+      });
+      return settled.count ? tx.multimediaJob.findUnique({ where: { id: where.id } }) : null;
     });
+    if (!job) return;
     await this.blobs.delete(job.archiveKey);
     this.publish({ ...job, status: "failed", errors: [reason] });
   }
 
-  /** Gives a job back to the queue (shutdown): another process, or this one restarted, resumes it. */
-  async release(job: JobRow, workerId: string): Promise<void> {
-    await this.prisma.multimediaJob.updateMany({
-      where: { id: job.id, lockedBy: workerId },
-      data: { status: "queued", lockedBy: null, lockedUntil: null, current: 0, attempts: { decrement: 1 } },
+  /**
+   * Gives a job back to the queue (shutdown) as a fresh job, so that a restart does not count as a
+   * failed attempt: another process, or this one restarted, resumes it.
+   */
+  async requeue(job: JobRow): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      const released = await tx.multimediaJob.updateMany({
+        where: { id: job.id, lockedBy: job.attempt },
+        data: { status: "queued", lockedBy: null, current: 0 },
+      });
+      if (released.count) await this.queue.enqueue(job.id, tx);
     });
   }
 

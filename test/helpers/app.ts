@@ -30,7 +30,7 @@ export async function build(overrides: Partial<Config> = {}, wrapDb: (db: Databa
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "gateway-test-"));
   const services = await createServices(db, testConfig({ dataDir, ...overrides }));
   const server = await buildServer(services);
-  services.worker.start();
+  await services.worker.start();
   const rootUser = await db.prisma.user.create({
     data: { username: "root", passwordHash: "!", digestHa1Md5: "!", digestHa1Sha256: "!", isSuperuser: true },
   });

@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import type { AppService } from "../../src/apps/app.service.ts";
+import type { TaskAttempt } from "../../src/multimedia/job.queue.ts";
+import { Superseded } from "../../src/multimedia/job.service.ts";
 import { MultimediaWorker } from "../../src/multimedia/worker.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { appSource, appsBase, createApp, getStatus, png, postMultimedia, waitForStatus, zip } from "../helpers/archives.ts";
@@ -34,10 +38,10 @@ beforeAll(async () => {
 afterAll(() => app?.close());
 
 /** Runs the queued jobs of `app` with a worker of its own until `until` resolves. */
-async function withWorker<T>(target: TestApp, until: () => Promise<T>): Promise<T> {
-  const { multimediaJobs, apps, blobs, config } = target.services;
-  const worker = new MultimediaWorker(multimediaJobs, apps, blobs, { ...config, workers: 1 }, 20);
-  worker.start();
+async function withWorker<T>(target: TestApp, until: () => Promise<T>, apps: AppService = target.services.apps): Promise<T> {
+  const { multimediaJobs, blobs, jobQueue, config } = target.services;
+  const worker = new MultimediaWorker(multimediaJobs, apps, blobs, jobQueue, { ...config, workers: 1 });
+  await worker.start();
   try {
     return await until();
   } finally {
@@ -252,6 +256,67 @@ describe("a failed job → 500 {success: false, error: Multimedia processing tas
     const res = await withWorker(app, () => waitForStatus(app, user.authorization, DOMAIN, appId, id));
     expect(res.status).toBe(500);
     expect(res.body).toEqual(FAILED);
+  });
+});
+
+/** The app service with `references` (the first thing a job reads) replaced. */
+function appsWhere(references: AppService["references"]): AppService {
+  const real = app.services.apps;
+  return Object.assign(Object.create(Object.getPrototypeOf(real)), real, { references });
+}
+
+describe("attempts: a crash is retried, three crashes fail the job, a stale attempt writes nothing", () => {
+  it("a job that crashes on every attempt is tried three times, then failed → 500", async () => {
+    const appId = await createApp(app, user.authorization, DOMAIN, appSource({ paths: ["jr://file/commcare/image/a.png"] }));
+    const id = await queued(appId);
+    let tries = 0;
+    const crashing = appsWhere(async () => {
+      tries += 1;
+      throw new Error("the database went away");
+    });
+    const res = await withWorker(app, () => waitForStatus(app, user.authorization, DOMAIN, appId, id), crashing);
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual(FAILED);
+    expect(tries).toBe(3);
+    const row = await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } });
+    expect(row).toMatchObject({ status: "failed", attempts: 3, lockedBy: null });
+    expect(await app.services.blobs.has(row.archiveKey)).toBe(false);
+  });
+
+  it("a job that crashes once is retried and completes", async () => {
+    const appId = await createApp(app, user.authorization, DOMAIN, appSource({ paths: ["jr://file/commcare/image/a.png"] }));
+    const id = await queued(appId);
+    let tries = 0;
+    const flaky = appsWhere(async (target) => {
+      tries += 1;
+      if (tries === 1) throw new Error("the database went away");
+      return app.services.apps.references(target);
+    });
+    const res = await withWorker(app, () => waitForStatus(app, user.authorization, DOMAIN, appId, id), flaky);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ complete: true, matched_count: 1 });
+    expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 2 });
+  });
+
+  it("once a later attempt has taken the job, the earlier one can neither report progress nor complete it", async () => {
+    const appId = await createApp(app, user.authorization, DOMAIN, appSource());
+    const id = await queued(appId);
+    const attempt = (retryCount: number) => ({ id: randomUUID(), retryCount, data: { processingId: id } }) as TaskAttempt;
+    const jobs = app.services.multimediaJobs;
+    const stale = (await jobs.begin(attempt(0)))!;
+    const current = (await jobs.begin(attempt(1)))!;
+    await jobs.progress(current, 1, 3);
+    await expect(jobs.progress(stale, 2, 3)).rejects.toBeInstanceOf(Superseded);
+    await expect(jobs.complete(stale, emptyResult() as never, [])).rejects.toBeInstanceOf(Superseded);
+    await jobs.fail(stale, "stale");
+    expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: "running", current: 1, lockedBy: current.attempt });
+  });
+
+  it("a settled job is not started again (a duplicate delivery does nothing)", async () => {
+    const appId = await createApp(app, user.authorization, DOMAIN, appSource());
+    const id = await queued(appId);
+    await app.db.prisma.multimediaJob.update({ where: { id }, data: { status: "complete", result: emptyResult() } });
+    expect(await app.services.multimediaJobs.begin({ id: randomUUID(), retryCount: 0, data: { processingId: id } } as TaskAttempt)).toBeNull();
   });
 });
 

@@ -5,8 +5,15 @@ import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { pgliteDatabase, postgresDatabase } from "../../src/db/client.ts";
+import { pgliteDatabase, postgresDatabase, type Database } from "../../src/db/client.ts";
 import { applyMigrations } from "../../src/db/migrate.ts";
+import { JobQueue } from "../../src/multimedia/job.queue.ts";
+
+/** The template carries pg-boss's schema too, so no test pays for installing it. */
+async function installJobQueue(db: Database): Promise<void> {
+  const queue = await JobQueue.open(db, { jobLeaseSeconds: 60 });
+  await queue.close();
+}
 
 /**
  * Migrates one template database per test run; each test then gets a copy of it
@@ -36,6 +43,7 @@ export default async function setup(project: TestProject) {
     await admin.query(`CREATE DATABASE ${template}`);
     const db = postgresDatabase(withDatabase(serverUrl, template), 2);
     await applyMigrations(db.adapterFactory);
+    await installJobQueue(db);
     await db.close();
     project.provide("postgresServer", serverUrl);
     project.provide("postgresTemplate", template);
@@ -53,6 +61,7 @@ export default async function setup(project: TestProject) {
   const pglite = await PGlite.create();
   const db = pgliteDatabase(pglite);
   await applyMigrations(db.adapterFactory);
+  await installJobQueue(db);
   const dump = await pglite.dumpDataDir("none");
   const file = path.join(os.tmpdir(), `pglite-template-${process.pid}.tar`);
   await writeFile(file, Buffer.from(await dump.arrayBuffer()));
