@@ -312,6 +312,33 @@ describe("attempts: a crash is retried, three crashes fail the job, a stale atte
     expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: "running", current: 1, lockedBy: current.attempt });
   });
 
+  it("a job interrupted by shutdown goes back to the queue, not counted as a failed attempt, and completes later", async () => {
+    const appId = await createApp(app, user.authorization, DOMAIN, appSource({ paths: ["jr://file/commcare/image/a.png"] }));
+    const id = await queued(appId);
+    const { multimediaJobs, blobs, jobQueue, config } = app.services;
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    let stopped!: () => void;
+    const stopCalled = new Promise<void>((resolve) => (stopped = resolve));
+    // references() is the job's first read: hold the job there until shutdown has begun
+    const held = appsWhere(async (target) => {
+      started();
+      await stopCalled;
+      return app.services.apps.references(target);
+    });
+    const worker = new MultimediaWorker(multimediaJobs, held, blobs, jobQueue, { ...config, workers: 1 });
+    await worker.start();
+    await running;
+    const stopping = worker.stop();
+    stopped();
+    await stopping;
+    expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: "queued", current: 0, lockedBy: null });
+
+    const res = await withWorker(app, () => waitForStatus(app, user.authorization, DOMAIN, appId, id));
+    expect(res.body).toMatchObject({ complete: true, matched_count: 1 });
+    expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 1 });
+  });
+
   it("a settled job is not started again (a duplicate delivery does nothing)", async () => {
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
