@@ -25,6 +25,15 @@ export interface Config {
   jobLeaseSeconds: number;
   graphqlMaxDepth: number;
   graphqlMaxCost: number;
+  /** most aliased fields in one GraphQL document (1,000 aliases of one field cost little each) */
+  graphqlMaxAliases: number;
+  /** most files in one GraphQL multipart request */
+  graphqlUploadMaxFiles: number;
+  /** largest WebSocket message on /graphql; a larger one closes that connection (1009) */
+  wsMaxPayloadBytes: number;
+  /** requests per user and domain per window, across REST, GraphQL and subscriptions (0: no limit) */
+  rateLimitRequests: number;
+  rateLimitWindowSeconds: number;
   logLevel: "silent" | "error" | "info";
 }
 
@@ -88,6 +97,11 @@ export function loadConfig(env: Env = process.env): Config {
     jobLeaseSeconds: integer(env, "JOB_LEASE_SECONDS", 30, 10),
     graphqlMaxDepth: integer(env, "GRAPHQL_MAX_DEPTH", 12, 1),
     graphqlMaxCost: integer(env, "GRAPHQL_MAX_COST", 50_000, 1),
+    graphqlMaxAliases: integer(env, "GRAPHQL_MAX_ALIASES", 100, 0),
+    graphqlUploadMaxFiles: integer(env, "GRAPHQL_UPLOAD_MAX_FILES", 10, 1),
+    wsMaxPayloadBytes: integer(env, "WS_MAX_PAYLOAD_BYTES", 1024 * 1024, 1024),
+    rateLimitRequests: integer(env, "RATE_LIMIT_REQUESTS", 1200, 0),
+    rateLimitWindowSeconds: integer(env, "RATE_LIMIT_WINDOW_SECONDS", 60, 1),
     logLevel: logLevel(env.LOG_LEVEL),
   };
 }

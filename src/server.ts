@@ -9,13 +9,15 @@ import { locationRouter } from "./locations/location.rest.ts";
 import { restErrorHandler, unknownPath, type ErrorShape } from "./rest/errors.ts";
 import { authenticate } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
+import { restRateLimit } from "./rate-limit/rate-limit.rest.ts";
+import { RateLimiter } from "./rate-limit/rate-limit.service.ts";
 import { appRouter } from "./apps/app.rest.ts";
 import type { Services } from "./services.ts";
 
 /**
- * One REST family of CONTRACT §2–4 under /a/{domain}/…: authentication, the feature's routes (whose
- * services check the domain permission of each operation), then JSON 404s and errors in the
- * family's body shape.
+ * One REST family of CONTRACT §2–4 under /a/{domain}/…: authentication, the caller's rate limit in
+ * that domain, the feature's routes (whose services check the domain permission of each operation),
+ * then JSON 404s and errors in the family's body shape.
  */
 interface Family {
   path: string;
@@ -23,9 +25,15 @@ interface Family {
   routes: Router;
 }
 
-function mountFamily(app: Express, services: Services, family: Family): void {
+function mountFamily(app: Express, services: Services, rateLimiter: RateLimiter, family: Family): void {
   const router = express.Router({ mergeParams: true });
-  router.use(authenticate(services.authenticator), family.routes, unknownPath(family.shape), restErrorHandler(family.shape));
+  router.use(
+    authenticate(services.authenticator),
+    restRateLimit(rateLimiter),
+    family.routes,
+    unknownPath(family.shape),
+    restErrorHandler(family.shape),
+  );
   app.use(family.path, router);
 }
 
@@ -46,26 +54,28 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   const httpServer = createServer(app);
 
   const schema = await buildGatewaySchema();
-  const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer);
+  // one limiter for every face of this process; in PostgreSQL mode its counters are shared by all
+  const rateLimiter = RateLimiter.create(services.config, services.db);
+  const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer, rateLimiter);
 
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
   app.use(graphql.router);
-  mountFamily(app, services, {
+  mountFamily(app, services, rateLimiter, {
     path: "/a/:domain/api/case/v2",
     shape: "plain",
     routes: caseRouter(services),
   });
-  mountFamily(app, services, {
+  mountFamily(app, services, rateLimiter, {
     path: "/a/:domain/api/location/v2",
     shape: "plain",
     routes: locationRouter(services),
   });
-  mountFamily(app, services, {
+  mountFamily(app, services, rateLimiter, {
     path: "/a/:domain/api/location_type/v1",
     shape: "plain",
     routes: locationTypeRouter(services),
   });
-  mountFamily(app, services, { path: "/a/:domain/apps/api", shape: "apps", routes: appRouter(services) });
+  mountFamily(app, services, rateLimiter, { path: "/a/:domain/apps/api", shape: "apps", routes: appRouter(services) });
 
   app.use(unknownPath("plain"));
   // Errors raised before a family is entered (e.g. an undecodable domain) still get its body shape.
@@ -87,6 +97,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
       });
     },
     async close() {
+      rateLimiter.close();
       await graphql.dispose();
       await new Promise<void>((resolve) => {
         if (!httpServer.listening) return resolve();

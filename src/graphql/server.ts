@@ -3,8 +3,8 @@ import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
-import express, { type Router } from "express";
-import { parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLError, type GraphQLSchema } from "graphql";
+import express, { type ErrorRequestHandler, type Router } from "express";
+import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from "graphql";
 import { graphqlUploadExpress } from "graphql-upload-ts";
 import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
@@ -14,9 +14,19 @@ import { log } from "../log.ts";
 import type { Services } from "../services.ts";
 import { createContext, type GraphQLContext } from "./context.ts";
 import { formatError } from "./errors.ts";
-import { costError, costLimitPlugin, depthRule, queryCost } from "./limits.ts";
+import { RateLimitedError, type RateLimiter } from "../rate-limit/rate-limit.service.ts";
+import { graphqlRateLimit, operationDomains, rateLimitedGraphQLError } from "../rate-limit/rate-limit.graphql.ts";
+import { costError, costLimitPlugin, limitRules, payloadTooLargePlugin, queryCost, uploadClientError } from "./limits.ts";
 
-const WS_MAX_PAYLOAD = 1024 * 1024;
+/** graphql-js gives parse and validation errors no code; over WebSocket nobody else adds one. */
+function withCode(errors: readonly GraphQLError[], code: string): GraphQLError[] {
+  return errors.map(
+    (e) => new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, originalError: e.originalError, extensions: { ...e.extensions, code } }),
+  );
+}
+
+/** A multipart request over graphql-upload's limits (too many files, oversize operations): 413, not "Bad request.". */
+const uploadErrors: ErrorRequestHandler = (error, _req, _res, next) => next(uploadClientError(error) ?? error);
 
 export interface GraphQLEndpoint {
   router: Router;
@@ -29,9 +39,12 @@ export async function createGraphQLEndpoint(
   schema: GraphQLSchema,
   services: Services,
   httpServer: Server,
+  rateLimiter: RateLimiter,
 ): Promise<GraphQLEndpoint> {
   const { config, authenticator } = services;
-  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: WS_MAX_PAYLOAD });
+  const rules = limitRules(config);
+  // A message over maxPayload closes its connection (1009 Message Too Big) before it is buffered whole.
+  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: config.wsMaxPayloadBytes });
   const subscriptions = useServer<Record<string, unknown>, { principal?: Principal }>(
     {
       schema,
@@ -48,15 +61,22 @@ export async function createGraphQLEndpoint(
           return false; // closes with 4403 Forbidden
         }
       },
-      onSubscribe(ctx, _id, payload): ExecutionArgs | readonly GraphQLError[] {
+      async onSubscribe(ctx, _id, payload): Promise<ExecutionArgs | readonly GraphQLError[]> {
         let document: DocumentNode;
         try {
           document = parse(payload.query);
         } catch (error) {
-          return [error as GraphQLError];
+          return withCode([error as GraphQLError], "GRAPHQL_PARSE_FAILED");
         }
-        const errors = validate(schema, document, [...specifiedRules, depthRule(config.graphqlMaxDepth)]);
-        if (errors.length) return errors;
+        // each subscribe message (subscription, query or mutation) is one request of the rate limit
+        try {
+          await rateLimiter.consume(ctx.extra.principal!, operationDomains(document, payload.operationName, payload.variables));
+        } catch (error) {
+          if (error instanceof RateLimitedError) return [rateLimitedGraphQLError(error)];
+          throw error;
+        }
+        const errors = validate(schema, document, [...specifiedRules, ...rules]);
+        if (errors.length) return withCode(errors, "GRAPHQL_VALIDATION_FAILED");
         const variableValues = payload.variables ?? undefined;
         const cost = queryCost(schema, document, payload.operationName, variableValues);
         if (cost > config.graphqlMaxCost) return [costError(cost, config.graphqlMaxCost)];
@@ -66,21 +86,31 @@ export async function createGraphQLEndpoint(
       // graphql-ws does not run Apollo's formatError: give subscription errors the same codes.
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : result,
-      onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatError(e.toJSON(), e)),
+      onError: (_ctx, _id, _payload, errors) =>
+        errors.map((e) => (e.extensions?.code === "RATE_LIMITED" ? e.toJSON() : formatError(e.toJSON(), e))),
     },
     wsServer,
   );
+  // Runs after graphql-ws's own handler: a socket error (a message over maxPayload, a protocol
+  // violation) is the client's; ws closes that connection itself (1009, 1002). graphql-ws would
+  // print it with console.error on every occurrence: log it quietly instead, and keep a listener so
+  // that the error can never go unhandled.
+  wsServer.on("connection", (socket) => {
+    socket.removeAllListeners("error");
+    socket.on("error", (error: Error & { code?: string }) => log.info("websocket connection closed on a client error", { code: error.code }));
+  });
 
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
-    formatError,
+    formatError: (formatted, error) => formatError(formatted, uploadClientError(error) ?? error),
     introspection: true,
     csrfPrevention: true,
-    validationRules: [depthRule(config.graphqlMaxDepth)],
+    validationRules: rules,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       costLimitPlugin(config.graphqlMaxCost),
+      payloadTooLargePlugin,
     ],
   });
   await apollo.start();
@@ -102,12 +132,14 @@ export async function createGraphQLEndpoint(
         res.status(error.status).json({ errors: [{ message: error.message, extensions: { code: error.code } }] });
       }
     },
-    graphqlUploadExpress({ maxFileSize: config.uploadLimitBytes, maxFiles: 10 }),
+    graphqlUploadExpress({ maxFileSize: config.uploadLimitBytes, maxFiles: config.graphqlUploadMaxFiles, maxFieldSize: config.bodyLimitBytes }),
     express.json({ limit: config.bodyLimitBytes }),
+    graphqlRateLimit(rateLimiter),
     expressMiddleware(apollo, {
       context: async ({ res }): Promise<GraphQLContext> => createContext(res.locals.principal as Principal, services),
     }),
   );
+  router.use("/graphql", uploadErrors);
 
   return {
     router,

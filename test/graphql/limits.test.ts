@@ -1,7 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createClient } from "graphql-ws";
+import { WebSocket } from "ws";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 
-/** CONTRACT §5 Protections: query depth and cost limits, and CSRF prevention. */
+/**
+ * CONTRACT §5 Protections: query depth and cost limits, and CSRF prevention. (Aliases, batching,
+ * uploads and WebSocket message size: test/security/limits.test.ts.)
+ */
 
 let app: TestApp;
 let user: TestUser;
@@ -26,6 +31,41 @@ describe("GraphQL limits", () => {
     const res = await post('{ cases(domain: "demo", first: 5000) { nodes { caseId children { caseId } } } }');
     expect(res.status).toBe(400);
     expect(res.body.errors[0].extensions.code).toBe("QUERY_TOO_COMPLEX");
+  });
+
+  it("estimates cost per field: a page of 100 cases is cheap, the same page with each case's children (10 each) is not", async () => {
+    const cheap = await post('{ cases(domain: "demo", first: 100) { nodes { caseId } } }');
+    expect(cheap.status).toBe(200);
+    const costly = await post('{ cases(domain: "demo", first: 100) { nodes { caseId children { caseId } } } }');
+    expect(costly.status).toBe(400);
+    // 1 + 100 × (nodes 1 + caseId 1 + children (10 + caseId 1))
+    expect(costly.body.errors[0]).toMatchObject({
+      message: "Query is too expensive: cost 1301 exceeds the limit of 1000.",
+      extensions: { code: "QUERY_TOO_COMPLEX" },
+    });
+  });
+
+  it("applies depth and cost over WebSocket too, with the same codes", async () => {
+    const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+    const client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0, lazy: true });
+    const codes = async (query: string) => {
+      const events = client.iterate({ query });
+      try {
+        const { value } = await events.next();
+        return (value?.errors ?? []).map((e: { extensions?: { code?: unknown } }) => e.extensions?.code);
+      } catch (errors) {
+        return (errors as { extensions?: { code?: string } }[]).map((e) => e.extensions?.code);
+      } finally {
+        await events.return?.();
+      }
+    };
+    try {
+      expect(await codes('{ cases(domain: "demo") { nodes { parent { parent { parent { parent { parent { caseId } } } } } } } }')).toEqual(["GRAPHQL_VALIDATION_FAILED"]);
+      expect(await codes('{ cases(domain: "demo", first: 5000) { nodes { caseId children { caseId } } } }')).toEqual(["QUERY_TOO_COMPLEX"]);
+      expect(await codes('{ cases(domain: "demo", first: 10) { totalCount } }')).toEqual([]);
+    } finally {
+      await client.dispose();
+    }
   });
 
   it("runs a query within both limits", async () => {
