@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts a throwaway PostgreSQL 15 cluster on 127.0.0.1 and prints its URL, or stops one.
 #   scripts/pg-cluster.sh start DIR [PORT]   -> prints postgresql://postgres@127.0.0.1:PORT/postgres
-#   scripts/pg-cluster.sh stop DIR
+#   scripts/pg-cluster.sh stop DIR           -> stops it and removes DIR
+#   scripts/pg-cluster.sh down DIR           -> stops it (fast shutdown), keeping its data
+#   scripts/pg-cluster.sh up DIR [PORT]      -> starts a cluster that `down` stopped, same data
 # PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` user.
 set -euo pipefail
 cmd=${1:?start|stop}; dir=${2:?data dir}; port=${3:-55432}
@@ -12,18 +14,23 @@ if [ ! -x "$bin/initdb" ]; then
   bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 fi
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+run() {
+  as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w \
+    -o "-h 127.0.0.1 -p $port -k $dir -c max_connections=300 -c fsync=off -c synchronous_commit=off" start >/dev/null
+  echo "postgresql://postgres@127.0.0.1:$port/postgres"
+}
 case "$cmd" in
   start)
     mkdir -p "$dir"
-    [ "$(id -u)" = 0 ] && chown postgres "$dir"
+    if [ "$(id -u)" = 0 ]; then chown postgres "$dir"; fi
     as_pg "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --no-locale >/dev/null
-    as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w \
-      -o "-h 127.0.0.1 -p $port -k $dir -c max_connections=300 -c fsync=off -c synchronous_commit=off" start >/dev/null
-    echo "postgresql://postgres@127.0.0.1:$port/postgres"
+    run
     ;;
+  up) run ;;
+  down) as_pg "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null ;;
   stop)
     as_pg "$bin/pg_ctl" -D "$dir/data" -m fast stop >/dev/null || true
     rm -rf "$dir"
     ;;
-  *) echo "usage: $0 start|stop DIR [PORT]" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|down|up DIR [PORT]" >&2; exit 2 ;;
 esac

@@ -10,7 +10,8 @@ export type ErrorCode =
   | "METHOD_NOT_ALLOWED"
   | "PAYLOAD_TOO_LARGE"
   | "RATE_LIMITED"
-  | "INTERNAL_SERVER_ERROR";
+  | "INTERNAL_SERVER_ERROR"
+  | "SERVICE_UNAVAILABLE";
 
 const STATUS: Record<ErrorCode, number> = {
   BAD_USER_INPUT: 400,
@@ -21,6 +22,7 @@ const STATUS: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   INTERNAL_SERVER_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
 };
 
 export class DomainError extends Error {
@@ -53,3 +55,10 @@ export const forbidden = (message = "You do not have permission to access this r
   new DomainError("FORBIDDEN", message);
 export const unauthenticated = (message = "Authentication credentials were not provided or are invalid.") =>
   new DomainError("UNAUTHENTICATED", message);
+
+/** Seconds a client is asked to wait (Retry-After) when the database is out of reach. */
+export const SERVICE_UNAVAILABLE_RETRY_SECONDS = 5;
+
+/** The database is out of reach (restart, outage): a transient 503 with Retry-After, never a 500. */
+export const serviceUnavailable = (message = "The service is temporarily unavailable: the database cannot be reached. Retry later.") =>
+  new DomainError("SERVICE_UNAVAILABLE", message, {}, { "Retry-After": String(SERVICE_UNAVAILABLE_RETRY_SECONDS) });

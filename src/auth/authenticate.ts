@@ -1,10 +1,11 @@
 import { BASIC } from "http-auth-utils";
 import type { Prisma } from "../db/client.ts";
-import { DomainError } from "../errors.ts";
+import { isDatabaseUnavailable, logOutage } from "../db/unavailable.ts";
+import { DomainError, serviceUnavailable } from "../errors.ts";
 import { DigestAuth } from "./digest.ts";
 import { OAuthService } from "./oauth.ts";
 import type { Principal } from "./principal.ts";
-import { hashToken, safeEqual, verifyPassword } from "./secrets.ts";
+import { hashToken, safeEqual, verifyUserPassword } from "./secrets.ts";
 
 /** What authentication needs of a request, whichever transport carried it. */
 export interface Credentials {
@@ -34,7 +35,23 @@ export class Authenticator {
     ];
   }
 
+  /**
+   * The principal of a request, or a 401 DomainError. A database outage while checking becomes a
+   * 503 DomainError here, so that every transport (REST, GraphQL over HTTP) answers it in its shape.
+   */
   async authenticate(credentials: Credentials): Promise<Principal> {
+    try {
+      return await this.check(credentials);
+    } catch (error) {
+      if (!(error instanceof DomainError) && isDatabaseUnavailable(error)) {
+        logOutage(error, { during: "authentication" });
+        throw serviceUnavailable();
+      }
+      throw error;
+    }
+  }
+
+  private async check(credentials: Credentials): Promise<Principal> {
     const header = credentials.authorization?.trim();
     if (!header) throw this.refuse("Authentication credentials were not provided.");
     const space = header.indexOf(" ");
@@ -59,6 +76,8 @@ export class Authenticator {
   }
 
   private async activeUser(where: { username: string } | { id: string }) {
+    // PostgreSQL text cannot hold NUL: such a name belongs to no user (and must not be a 500).
+    if ("username" in where && where.username.includes("\u0000")) return null;
     const user = await this.prisma.user.findUnique({ where });
     return user?.isActive ? user : null;
   }
@@ -92,7 +111,7 @@ export class Authenticator {
       throw this.refuse("Malformed Basic credentials.");
     }
     const user = await this.activeUser({ username });
-    if (!user || !(await verifyPassword(password, user.passwordHash))) throw this.refuse();
+    if (!(await verifyUserPassword(password, user?.passwordHash)) || !user) throw this.refuse();
     return this.principal(user, "basic");
   }
 

@@ -1,6 +1,6 @@
 import OAuth2Server from "@node-oauth/oauth2-server";
 import type { Prisma } from "../db/client.ts";
-import { hashToken, safeEqual, verifyPassword } from "./secrets.ts";
+import { hashToken, safeEqual, verifyUserPassword } from "./secrets.ts";
 
 /**
  * OAuth 2.0 token endpoint (RFC 6749: password, refresh_token and client_credentials grants),
@@ -44,8 +44,9 @@ function oauthModel(prisma: Prisma, lifetimes: Lifetimes) {
     },
 
     async getUser(username: string, password: string) {
-      const user = await prisma.user.findUnique({ where: { username } });
-      if (!user || !user.isActive || !(await verifyPassword(password, user.passwordHash))) return false;
+      const found = username.includes("\u0000") ? null : await prisma.user.findUnique({ where: { username } });
+      const user = found?.isActive ? found : null;
+      if (!(await verifyUserPassword(password, user?.passwordHash)) || !user) return false;
       return { id: user.id, username: user.username };
     },
 

@@ -30,6 +30,20 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(key, expected);
 }
 
+let dummyHash: Promise<string> | undefined;
+
+/**
+ * Checks a password against a user's stored hash; for no user (unknown or inactive), spends the
+ * same scrypt work on a throwaway hash and fails, so that response time does not tell which
+ * usernames exist.
+ */
+export async function verifyUserPassword(password: string, stored: string | undefined): Promise<boolean> {
+  if (stored !== undefined) return verifyPassword(password, stored);
+  dummyHash ??= hashPassword(randomBytes(16).toString("hex"));
+  await verifyPassword(password, await dummyHash);
+  return false;
+}
+
 export type DigestAlgorithm = "MD5" | "SHA-256";
 export const NODE_HASH: Record<DigestAlgorithm, string> = { MD5: "md5", "SHA-256": "sha256" };
 
@@ -47,9 +61,14 @@ export function newToken(bytes = 32): string {
   return randomBytes(bytes).toString("base64url");
 }
 
-/** Compares two strings in time independent of where they differ. */
+/**
+ * Compares two strings in time independent of where they differ and of their lengths: both sides
+ * are hashed to 32 bytes first, then compared with crypto.timingSafeEqual. Every comparison of a
+ * secret, hash, signature or Digest response in src/auth (and the cursor HMAC) goes through here
+ * or through timingSafeEqual directly (verifyPassword).
+ */
 export function safeEqual(a: string, b: string): boolean {
   const left = createHash("sha256").update(a).digest();
   const right = createHash("sha256").update(b).digest();
-  return timingSafeEqual(left, right) && a.length === b.length;
+  return timingSafeEqual(left, right);
 }

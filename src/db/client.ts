@@ -4,6 +4,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.ts";
+import { log } from "../log.ts";
 
 export type Prisma = PrismaClient;
 
@@ -39,8 +40,25 @@ export function pgliteDatabase(pglite: PGlite): Database {
   };
 }
 
-export function postgresDatabase(url: string, poolSize = 10): Database {
-  const adapterFactory = new PrismaPg({ connectionString: url, max: poolSize });
+/**
+ * PostgreSQL through adapter-pg's pool. When the server goes away (restart, outage), pooled clients
+ * that see the connection drop are reported here instead of crashing the process, and pg's pool
+ * discards them (an errored client is never handed out again); new connections are made on demand
+ * once the server is back. A connection attempt gives up after `connectTimeoutMs`, so that a
+ * request during an outage fails (503) in bounded time instead of hanging.
+ */
+export function postgresDatabase(url: string, poolSize = 10, connectTimeoutMs = 5000): Database {
+  let lastReport = 0;
+  const report = (what: string) => (error: Error) => {
+    // one line per second at most: an outage drops every pooled connection at once
+    if (Date.now() - lastReport < 1000) return;
+    lastReport = Date.now();
+    log.error(what, { error: { name: error.name, code: (error as { code?: string }).code, message: error.message } });
+  };
+  const adapterFactory = new PrismaPg(
+    { connectionString: url, max: poolSize, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true },
+    { onPoolError: report("database connection lost (idle)"), onConnectionError: report("database connection lost") },
+  );
   const prisma = clientFor(adapterFactory);
   return {
     kind: "postgres",

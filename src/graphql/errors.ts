@@ -1,6 +1,8 @@
+import type { ApolloServerPlugin } from "@apollo/server";
 import { unwrapResolverError } from "@apollo/server/errors";
 import type { GraphQLFormattedError } from "graphql";
-import { DomainError } from "../errors.ts";
+import { isDatabaseUnavailable, logOutage } from "../db/unavailable.ts";
+import { DomainError, SERVICE_UNAVAILABLE_RETRY_SECONDS, serviceUnavailable } from "../errors.ts";
 import { log } from "../log.ts";
 
 /** Codes that graphql-js and Apollo give to the client's own mistakes: those messages pass through. */
@@ -22,7 +24,12 @@ const CLIENT_CODES = new Set([
  * anything else is a bug, logged and reported without its details.
  */
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
-  const original = unwrapResolverError(error);
+  let original = unwrapResolverError(error);
+  // The database is down or restarting: a transient SERVICE_UNAVAILABLE, not an internal error.
+  if (!(original instanceof DomainError) && isDatabaseUnavailable(original)) {
+    logOutage(original, { path: formatted.path?.join(".") });
+    original = serviceUnavailable();
+  }
   if (original instanceof DomainError) {
     return {
       message: original.message,
@@ -44,3 +51,22 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
     extensions: { code: "INTERNAL_SERVER_ERROR" },
   };
 }
+
+/**
+ * Apollo plugin: a response whose only errors are SERVICE_UNAVAILABLE and that carries no data goes
+ * out as HTTP 503 with Retry-After, like REST (graphql-over-HTTP allows a non-200 status then).
+ */
+export const serviceUnavailablePlugin: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        if (response.body.kind !== "single") return;
+        const { errors, data } = response.body.singleResult;
+        if (!errors?.length || (data && Object.values(data).some((v) => v !== null))) return;
+        if (!errors.every((e) => e.extensions?.code === "SERVICE_UNAVAILABLE")) return;
+        response.http.status = 503;
+        response.http.headers.set("Retry-After", String(SERVICE_UNAVAILABLE_RETRY_SECONDS));
+      },
+    };
+  },
+};

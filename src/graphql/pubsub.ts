@@ -36,14 +36,38 @@ export function localEventBus(): EventBus {
 export async function postgresEventBus(url: string): Promise<EventBus> {
   const local = new EventTarget();
   // one connection, so that NOTIFYs (and so events) keep the order they were published in
-  const notifier = new pg.Pool({ connectionString: url, max: 1 });
+  const notifier = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 5000 });
   // An idle pooled connection the server closes (restart, shutdown) must not crash the process.
   notifier.on("error", (error) => log.error("event publisher connection lost", { error }));
   let listener: pg.Client | undefined;
   let closed = false;
 
+  // The LISTEN connection: when it drops (PostgreSQL restarted, network), reconnect with backoff
+  // until it is back, for as long as the bus is open. Events NOTIFYed while it was down are lost.
+  let retryMs = 250;
+  const reconnect = (client: pg.Client, error?: Error) => {
+    if (closed || listener !== client) return;
+    listener = undefined;
+    log.error("event listener connection lost; reconnecting", { error: error && { name: error.name, message: error.message } });
+    void client.end().catch(() => {});
+    scheduleConnect();
+  };
+  const scheduleConnect = () => {
+    if (closed) return;
+    const delay = retryMs;
+    retryMs = Math.min(retryMs * 2, 5000);
+    setTimeout(() => {
+      connect().then(
+        () => {
+          retryMs = 250;
+          log.info("event listener reconnected");
+        },
+        () => scheduleConnect(),
+      );
+    }, delay).unref();
+  };
   const connect = async (): Promise<void> => {
-    const client = new pg.Client({ connectionString: url });
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, keepAlive: true });
     client.on("notification", (message) => {
       try {
         const { type, detail } = JSON.parse(message.payload ?? "");
@@ -52,14 +76,19 @@ export async function postgresEventBus(url: string): Promise<EventBus> {
         log.error("malformed event notification", { error });
       }
     });
-    client.on("error", (error) => {
-      if (closed) return;
-      log.error("event listener connection lost; reconnecting", { error });
+    client.on("error", (error) => reconnect(client, error));
+    client.on("end", () => reconnect(client));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch (error) {
       void client.end().catch(() => {});
-      if (!closed) setTimeout(() => void connect().catch(() => {}), 1000).unref();
-    });
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
+      throw error;
+    }
+    if (closed) {
+      await client.end().catch(() => {});
+      return;
+    }
     listener = client;
   };
   await connect();

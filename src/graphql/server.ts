@@ -9,11 +9,12 @@ import { graphqlUploadExpress } from "graphql-upload-ts";
 import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import type { Principal } from "../auth/principal.ts";
+import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { DomainError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { Services } from "../services.ts";
 import { createContext, type GraphQLContext } from "./context.ts";
-import { formatError } from "./errors.ts";
+import { formatError, serviceUnavailablePlugin } from "./errors.ts";
 import { RateLimitedError, type RateLimiter } from "../rate-limit/rate-limit.service.ts";
 import { graphqlRateLimit, operationDomains, rateLimitedGraphQLError } from "../rate-limit/rate-limit.graphql.ts";
 import { costError, costLimitPlugin, limitRules, payloadTooLargePlugin, queryCost, uploadClientError } from "./limits.ts";
@@ -57,7 +58,11 @@ export async function createGraphQLEndpoint(
             uri: "/graphql",
           });
           return true;
-        } catch {
+        } catch (error) {
+          // a database outage is not a refusal: 1013 tells the client to try again later
+          if (isDatabaseUnavailable(error) || (error instanceof DomainError && error.code === "SERVICE_UNAVAILABLE")) {
+            ctx.extra.socket.close(1013, "Service unavailable, try again later");
+          }
           return false; // closes with 4403 Forbidden
         }
       },
@@ -111,6 +116,7 @@ export async function createGraphQLEndpoint(
       ApolloServerPluginLandingPageDisabled(),
       costLimitPlugin(config.graphqlMaxCost),
       payloadTooLargePlugin,
+      serviceUnavailablePlugin,
     ],
   });
   await apollo.start();

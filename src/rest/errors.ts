@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from "express";
-import { DomainError } from "../errors.ts";
+import { isDatabaseUnavailable, logOutage } from "../db/unavailable.ts";
+import { DomainError, serviceUnavailable } from "../errors.ts";
 import { log } from "../log.ts";
 
 /**
@@ -27,6 +28,8 @@ export function unknownPath(shape: ErrorShape): RequestHandler {
 /** Body-parser and other framework errors carry a `type` and a status: give them our messages. */
 export function toDomainError(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
+  // The database is down or restarting: transient, 503 with Retry-After (never a 500).
+  if (isDatabaseUnavailable(error)) return serviceUnavailable();
   const type = (error as { type?: string })?.type;
   if (type === "entity.too.large") return new DomainError("PAYLOAD_TOO_LARGE", "Request body is too large.");
   if (type === "entity.parse.failed") return new DomainError("BAD_USER_INPUT", "Payload must be valid JSON");
@@ -44,7 +47,13 @@ export function toDomainError(error: unknown): DomainError | undefined {
 export function restErrorHandler(shape: ErrorShape): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const known = toDomainError(error);
-    if (known) return sendError(res, known, shape);
+    if (known?.code === "SERVICE_UNAVAILABLE" && !(error instanceof DomainError)) {
+      logOutage(error, { method: req.method, path: req.path });
+    }
+    if (known) {
+      if (res.headersSent) return res.end();
+      return sendError(res, known, shape);
+    }
     log.error("unhandled error", { method: req.method, path: req.path, error });
     if (res.headersSent) return res.end();
     sendError(res, new DomainError("INTERNAL_SERVER_ERROR", "Internal server error"), shape);

@@ -1,5 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 
 /** The real server as a child process, for start, signal and restart tests. */
 export interface ServerProcess {
@@ -46,4 +51,75 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
       return exited;
     },
   };
+}
+
+/** Where PostgreSQL's server binaries are (PG_BIN, or Debian's), if they are installed. */
+export function postgresBinaries(): string | undefined {
+  const candidates = [process.env.PG_BIN, "/usr/lib/postgresql/15/bin"];
+  try {
+    for (const version of readdirSync("/usr/lib/postgresql")) candidates.push(`/usr/lib/postgresql/${version}/bin`);
+  } catch {
+    // no Debian PostgreSQL
+  }
+  return candidates.find((dir) => dir && existsSync(path.join(dir, "initdb")));
+}
+
+/**
+ * Why a test that needs its own PostgreSQL cluster cannot run here, or undefined when it can:
+ * the binaries are installed, or this is CI / a PostgreSQL run (scripts/pg-cluster.sh installs them).
+ */
+export function pgClusterUnavailable(): string | undefined {
+  if (postgresBinaries() || process.env.CI || process.env.TEST_DATABASE_URL) return undefined;
+  return "PostgreSQL server binaries (initdb, pg_ctl) are not installed and this is neither CI nor a TEST_DATABASE_URL run";
+}
+
+/** A free TCP port on loopback (free when asked; good enough for a throwaway cluster). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A throwaway PostgreSQL cluster of its own (scripts/pg-cluster.sh), which a test may stop and start. */
+export interface PgCluster {
+  url: string;
+  port: number;
+  dir: string;
+  /** fast shutdown, keeping the data (every session is terminated, 57P01) */
+  down(): Promise<void>;
+  /** starts it again on the same port and data */
+  up(): Promise<void>;
+  /** stops it and removes its directory */
+  remove(): Promise<void>;
+}
+
+const run = promisify(execFile);
+const PG_CLUSTER = path.join(ROOT, "scripts/pg-cluster.sh");
+
+export async function startPgCluster(): Promise<PgCluster> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "gateway-pgc-"));
+  const port = await freePort();
+  const env = { ...process.env, ...(postgresBinaries() ? { PG_BIN: postgresBinaries() } : {}) };
+  const script = (...args: string[]) => run("bash", [PG_CLUSTER, ...args], { env });
+  try {
+    const { stdout } = await script("start", dir, String(port));
+    const url = stdout.trim().split("\n").pop()!;
+    return {
+      url,
+      port,
+      dir,
+      down: async () => void (await script("down", dir)),
+      up: async () => void (await script("up", dir, String(port))),
+      remove: async () => {
+        await script("stop", dir).catch(() => {});
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await script("stop", dir).catch(() => {});
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
 }
