@@ -52,14 +52,12 @@ export class AppResolver {
   @Query(() => [AppType])
   async apps(@Arg("domain", () => String) domain: string, @Ctx() ctx: GraphQLContext): Promise<AppNode[]> {
     const ref = await ctx.services.apps.domain(ctx.principal, domain);
-    const rows = await ctx.services.prisma.app.findMany({ where: { domainId: ref.id }, orderBy: { createdAt: "asc" } });
-    return rows.map((r) => toNode(r, domain));
+    return (await ctx.services.apps.list(ref)).map((r) => toNode(r, domain));
   }
 
   @Query(() => AppType, { nullable: true })
   async app(@Arg("domain", () => String) domain: string, @Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<AppNode | null> {
-    const ref = await ctx.services.apps.domain(ctx.principal, domain);
-    const row = await ctx.services.prisma.app.findFirst({ where: { id, domainId: ref.id } });
+    const row = await ctx.services.apps.find(await ctx.services.apps.domain(ctx.principal, domain), id);
     return row ? toNode(row, domain) : null;
   }
 
@@ -128,15 +126,14 @@ export class AppResolver {
 
   @FieldResolver(() => [AppVersionType], { description: "every imported version, newest first" })
   async versions(@Root() app: AppNode, @Ctx() ctx: GraphQLContext): Promise<AppVersionType[]> {
-    const rows = await ctx.services.prisma.appVersion.findMany({ where: { appId: app.id }, orderBy: { version: "desc" } });
+    const rows = await ctx.loaders.apps.versions(app);
     return rows.map((r) => ({ version: r.version, name: r.name, createdAt: r.createdAt, source: r.source as Record<string, unknown> }));
   }
 
   @FieldResolver(() => [MultimediaReferenceType])
   async multimediaReferences(@Root() app: AppNode, @Ctx() ctx: GraphQLContext): Promise<MultimediaReferenceType[]> {
-    const references = await ctx.services.apps.references(app.id);
+    const [references, files] = await Promise.all([ctx.loaders.apps.references(app), this.files(app, ctx)]);
     const mapped = new Map(Object.entries(app.map).map(([p, v]) => [p.toLowerCase(), v]));
-    const files = await this.files(app, ctx);
     return references.map((r) => {
       const entry = mapped.get(r.path.toLowerCase());
       const file = entry ? files.find((f) => f.id === entry.fileId) ?? null : null;
@@ -151,8 +148,6 @@ export class AppResolver {
 
   private async files(app: AppNode, ctx: GraphQLContext): Promise<MultimediaFileType[]> {
     const ids = [...new Set(Object.values(app.map).map((v) => v.fileId))];
-    if (!ids.length) return [];
-    const rows = await ctx.services.prisma.multimediaFile.findMany({ where: { id: { in: ids }, domainId: app.domainId } });
-    return rows.map(mediaFile);
+    return (await ctx.loaders.apps.files(app.domainId, ids)).map(mediaFile);
   }
 }

@@ -30,6 +30,18 @@ export interface ImportResult {
 /** canonical jr://file/ path → the stored file it resolves to */
 export type MultimediaMap = Record<string, { fileId: string; mediaType: string; sha256: string }>;
 
+export type AppVersionRow = { appId: string; version: number; name: string; createdAt: Date; source: unknown };
+
+function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) {
+    const group = groups.get(key(row));
+    if (group) group.push(row);
+    else groups.set(key(row), [row]);
+  }
+  return groups;
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
@@ -152,6 +164,41 @@ export class AppService {
     const entry = Object.entries(map).find(([key]) => key.toLowerCase() === wanted)?.[1];
     if (!entry) return null;
     return this.prisma.multimediaFile.findFirst({ where: { id: entry.fileId, domainId: app.domainId } });
+  }
+
+  /** The domain's apps, oldest first. */
+  list(domain: DomainRef) {
+    return this.prisma.app.findMany({ where: { domainId: domain.id }, orderBy: { createdAt: "asc" } });
+  }
+
+  /** The app, in the domain, or null. */
+  find(domain: DomainRef, appId: string) {
+    return storable(appId) ? this.prisma.app.findFirst({ where: { id: appId, domainId: domain.id } }) : Promise.resolve(null);
+  }
+
+  /** Every version of each of the domain's apps named, newest first, in one query. */
+  async versionsOf(domain: Pick<DomainRef, "id">, appIds: readonly string[]): Promise<Map<string, AppVersionRow[]>> {
+    const rows = await this.prisma.appVersion.findMany({
+      where: { appId: { in: [...appIds] }, app: { domainId: domain.id } },
+      orderBy: [{ appId: "asc" }, { version: "desc" }],
+    });
+    return groupBy(rows, (r) => r.appId);
+  }
+
+  /** The references of each app's current version (apps of the domain only), in one query. */
+  async referencesOf(domain: Pick<DomainRef, "id">, apps: readonly { id: string; version: number }[]): Promise<Map<string, Reference[]>> {
+    if (!apps.length) return new Map();
+    const rows = await this.prisma.appVersion.findMany({
+      where: { OR: apps.map((a) => ({ appId: a.id, version: a.version })), app: { domainId: domain.id } },
+      select: { appId: true, source: true },
+    });
+    return new Map(rows.map((r) => [r.appId, findReferences(r.source)]));
+  }
+
+  /** The domain's stored multimedia files with these ids, in one query. */
+  async filesOf(domain: Pick<DomainRef, "id">, fileIds: readonly string[]) {
+    const rows = await this.prisma.multimediaFile.findMany({ where: { id: { in: [...fileIds] }, domainId: domain.id } });
+    return new Map(rows.map((r) => [r.id, r]));
   }
 
   async references(appId: string): Promise<Reference[]> {

@@ -1,3 +1,4 @@
+import { createAppLoaders, type AppLoaders } from "../apps/app.loaders.ts";
 import type { Principal } from "../auth/principal.ts";
 import { createCaseLoaders, type CaseLoaders } from "../cases/case.loaders.ts";
 import { createLocationLoaders, type LocationLoaders } from "../locations/location.loaders.ts";
@@ -8,7 +9,7 @@ import type { Services } from "../services.ts";
 export interface GraphQLContext {
   principal: Principal;
   services: Services;
-  loaders: { cases: CaseLoaders; locations: LocationLoaders };
+  loaders: { cases: CaseLoaders; locations: LocationLoaders; apps: AppLoaders };
 }
 
 export function createContext(principal: Principal, services: Services): GraphQLContext {
@@ -19,6 +20,7 @@ export function createContext(principal: Principal, services: Services): GraphQL
     loaders: {
       cases: createCaseLoaders(services.prisma, domainIds),
       locations: createLocationLoaders(services.prisma, domainIds),
+      apps: createAppLoaders(services.apps),
     },
   };
 }

@@ -4,6 +4,9 @@ import { once } from "node:events";
 import { mkdtemp, open, rm } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
+import { finished } from "node:stream/promises";
+import { setTimeout as delay } from "node:timers/promises";
+import { crc32 } from "node:zlib";
 import { fileTypeFromBuffer } from "file-type";
 import yauzl from "yauzl";
 import { referencePathOf, type Reference } from "../apps/references.ts";
@@ -13,7 +16,9 @@ import { MEDIA_CLASS, MEDIA_LABEL, mediaOfContent, type MediaType } from "./medi
  * Processes a multimedia archive (CONTRACT §4 "Processing"): entries in order, streamed one at a
  * time (memory stays bounded whatever the archive's size), each classified by its content (magic
  * bytes, then extension), hashed, and matched against the app's references of the same type.
- * Unsafe names and zip bombs are refused entry by entry, or stop the job.
+ * Unsafe names and zip bombs are refused entry by entry, or stop the job. An entry whose data is
+ * damaged (local header, deflate stream, CRC, truncation) is listed unmatched and the next entry is
+ * read: each entry is opened from the central directory, so one bad entry does not hide the rest.
  */
 
 export interface ZipLimits {
@@ -121,38 +126,68 @@ export async function checkArchive(file: string): Promise<{ state: "ok"; entries
 /** Entries up to this size are held in memory; larger ones go to a temporary file. */
 const IN_MEMORY_BYTES = 1024 * 1024;
 
+/** The reason listed for an entry whose data is damaged (header, deflate stream, CRC, truncation). */
+export const UNREADABLE_ENTRY = "Error reading file";
+
 export type Spooled = { size: number; sha256: string; md5: string; head: Buffer } & ({ buffer: Buffer } | { file: string });
+
+/**
+ * Whether reading an entry failed in a system call (the archive file unreadable, the spool disk
+ * full) rather than on the entry's own damaged bytes: only the former stops the whole job.
+ */
+function systemFailure(error: unknown): boolean {
+  return typeof (error as { syscall?: unknown } | null)?.syscall === "string";
+}
+
+/** Waits until a stream has let go of its file descriptor, however it ended. */
+async function released(stream: WriteStream | undefined): Promise<void> {
+  if (!stream) return;
+  stream.destroy();
+  await finished(stream).catch(() => {});
+}
 
 /**
  * Reads one entry, hashing it and keeping its first bytes for sniffing: small entries stay in
  * memory (no file to create and remove per entry), larger ones are written to `target`, so memory
- * stays bounded by IN_MEMORY_BYTES whatever the entry's size.
+ * stays bounded by IN_MEMORY_BYTES whatever the entry's size. yauzl checks the entry's sizes but
+ * not its CRC-32, so that is checked here. On any failure the entry stream and the partial file
+ * are gone before this returns.
  */
-async function spool(stream: Readable, target: string, maxBytes: number): Promise<Spooled> {
+async function spool(stream: Readable, target: string, expected: { crc32: number; maxBytes: number }): Promise<Spooled> {
   const sha256 = createHash("sha256");
   const md5 = createHash("md5");
+  let crc = 0;
   let size = 0;
   let chunks: Buffer[] = [];
   let file: WriteStream | undefined;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > maxBytes) throw new ArchiveError("entry larger than the limit");
+      if (size > expected.maxBytes) throw new ArchiveError("entry larger than the limit");
       sha256.update(chunk);
       md5.update(chunk);
+      crc = crc32(chunk, crc);
       if (!file) {
         chunks.push(chunk);
         if (size <= IN_MEMORY_BYTES) continue;
         file = createWriteStream(target);
+        // a write error is reported by `drain` or `finished` below, not as an unhandled event
+        file.on("error", () => {});
         for (const held of chunks) file.write(held);
         chunks = [];
       } else if (!file.write(chunk)) {
         await once(file, "drain");
       }
     }
+    if (crc !== expected.crc32) throw new Error("CRC-32 mismatch");
+    if (file) {
+      file.end();
+      await finished(file);
+    }
   } catch (error) {
     stream.destroy();
-    file?.destroy();
+    await released(file);
+    await rm(target, { force: true });
     throw error;
   }
   const digests = { size, sha256: sha256.digest("hex"), md5: md5.digest("hex") };
@@ -160,16 +195,51 @@ async function spool(stream: Readable, target: string, maxBytes: number): Promis
     const buffer = Buffer.concat(chunks);
     return { ...digests, head: buffer.subarray(0, SNIFF_BYTES), buffer };
   }
-  file.end();
-  await once(file, "finish");
-  const handle = await open(target, "r");
+  return { ...digests, head: await readHead(target), file: target };
+}
+
+async function readHead(file: string): Promise<Buffer> {
+  const handle = await open(file, "r");
   try {
     const head = Buffer.alloc(SNIFF_BYTES);
     const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0);
-    return { ...digests, head: head.subarray(0, bytesRead), file: target };
+    return head.subarray(0, bytesRead);
   } finally {
     await handle.close();
   }
+}
+
+function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
+  return new Promise((resolve, reject) =>
+    zip.openReadStream(entry, (error, stream) => (error || !stream ? reject(error ?? new Error("no stream")) : resolve(stream))),
+  );
+}
+
+/**
+ * Spools an entry, or says why it cannot be read: an entry larger than it claims, or damaged. A
+ * failure to read the archive file itself is thrown, since no later entry could be read either.
+ */
+async function readEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, target: string, maxBytes: number): Promise<Spooled | { unreadable: string }> {
+  try {
+    return await spool(await openEntry(zip, entry), target, { crc32: entry.crc32, maxBytes });
+  } catch (error) {
+    if (error instanceof ArchiveError) return { unreadable: "File is larger than it claims to be." };
+    if (systemFailure(error)) throw error;
+    return { unreadable: UNREADABLE_ENTRY };
+  }
+}
+
+/** How long closing an archive may wait for its file descriptor to be closed. */
+const FD_CLOSE_WAIT_MS = 5000;
+
+/**
+ * Closes the archive and waits for its file descriptor to close, which happens once every entry
+ * stream has let go of it too, so that a job leaves no open file behind (bounded, should a stream
+ * still hold it).
+ */
+async function closeArchive(zip: yauzl.ZipFile, fdClosed: Promise<void>): Promise<void> {
+  zip.close();
+  await Promise.race([fdClosed, delay(FD_CLOSE_WAIT_MS, undefined, { ref: false })]);
 }
 
 export async function processArchive(
@@ -201,6 +271,7 @@ export async function processArchive(
     await rm(dir, { recursive: true, force: true });
     throw new ArchiveError(`ZIP file is corrupt: ${(error as Error).message}`);
   }
+  const fdClosed = new Promise<void>((resolve) => zip.once("close", resolve));
   const total = zip.entryCount;
   result.total_files = total;
   let current = 0;
@@ -226,17 +297,8 @@ export async function processArchive(
       throw new ArchiveError(`The archive expands beyond the limit of ${limits.maxTotalBytes} bytes.`);
     }
     const target = path.join(dir, "entry");
-    const stream = await new Promise<Readable>((resolve, reject) =>
-      zip.openReadStream(entry, (error, s) => (error || !s ? reject(error ?? new Error("no stream")) : resolve(s))),
-    );
-    let spooled: Awaited<ReturnType<typeof spool>>;
-    try {
-      spooled = await spool(stream, target, limits.maxEntryBytes);
-    } catch (error) {
-      await rm(target, { force: true });
-      if (error instanceof ArchiveError) return void unmatched(name, "File is larger than it claims to be.");
-      throw new ArchiveError(`ZIP file is corrupt: ${(error as Error).message}`);
-    }
+    const spooled = await readEntry(zip, entry, target, limits.maxEntryBytes);
+    if ("unreadable" in spooled) return void unmatched(name, spooled.unreadable);
     try {
       const sniffed = await fileTypeFromBuffer(spooled.head).catch(() => undefined);
       // the path as the app names it: its folder (e.g. audio/x.3gp) counts as for a reference
@@ -278,7 +340,7 @@ export async function processArchive(
       zip.readEntry();
     });
   } finally {
-    zip.close();
+    await closeArchive(zip, fdClosed);
     await rm(dir, { recursive: true, force: true });
   }
   result.unmatched_count = result.unmatched_files.length;

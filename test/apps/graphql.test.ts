@@ -2,8 +2,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClient, type Client } from "graphql-ws";
 import { WebSocket } from "ws";
 import yazl from "yazl";
+import { graphql } from "../generated/gql.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
-import { errorCodes } from "../helpers/graphql.ts";
+import { createApp, postImport } from "../helpers/archives.ts";
+import { countQueries } from "../helpers/db.ts";
+import { errorCodes, gql } from "../helpers/graphql.ts";
 
 /** CONTRACT §5 for apps: import and upload over the GraphQL multipart spec, jobs and live progress. */
 
@@ -25,6 +28,24 @@ const SOURCE = {
   doc_type: "Application",
   modules: [{ icon: "jr://file/commcare/image/one.png" }, { icon: "jr://file/commcare/image/two.png" }],
 };
+
+const AppsPage = graphql(`
+  query GqlAppsWithMedia($domain: String!) {
+    apps(domain: $domain) {
+      name
+      versions { version source }
+      multimediaReferences { path mediaType present file { md5 } }
+      multimedia { md5 mediaClass }
+    }
+  }
+`);
+
+const TwoDomains = graphql(`
+  query GqlAppsOfTwoDomains($first: String!, $second: String!) {
+    first: apps(domain: $first) { name versions { version } multimediaReferences { path present } multimedia { md5 } }
+    second: apps(domain: $second) { name versions { version } multimediaReferences { path present } multimedia { md5 } }
+  }
+`);
 
 let app: TestApp;
 let user: TestUser;
@@ -178,5 +199,88 @@ describe("Subscription.multimediaProgress", () => {
     expect(events[0]).toMatchObject({ complete: false, progress: { current: 0 } });
     expect(events.map((e) => e.progress.current)).toEqual([0, 1, 2, 3, 4, 5, 5]);
     expect(events.at(-1)).toMatchObject({ complete: true, result: { unmatched_count: 5 } });
+  });
+});
+
+describe("per-app fields are batched", () => {
+  let counter: ReturnType<typeof countQueries>;
+  beforeEach(async () => {
+    app = await build({}, (db) => (counter = countQueries(db)).db);
+    await createDomain(app, "demo");
+    user = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
+  });
+  afterEach(() => app.close());
+
+  /** An app in two versions whose image is uploaded (a file row mapped to it) and whose audio is not. */
+  async function seedApp(index: number): Promise<void> {
+    const source = (version: number) => ({
+      doc_type: "Application",
+      release: version,
+      modules: [{ icon: `jr://file/commcare/image/app${index}.png` }, { audio: `jr://file/commcare/audio/app${index}.mp3` }],
+    });
+    const appId = await createApp(app, user.authorization, "demo", source(1), `App ${index}`);
+    expect((await postImport(app, user.authorization, "demo", { appId, source: source(2) })).status).toBe(200);
+    const domain = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: "demo" } });
+    const sha256 = String(index).padStart(64, "0");
+    const file = await app.db.prisma.multimediaFile.create({
+      data: { domainId: domain.id, sha256, md5: `md5-${index}`, size: 1n, contentType: "image/png", mediaClass: "AppImage", blobKey: `media/${sha256}` },
+    });
+    await app.db.prisma.app.update({
+      where: { id: appId },
+      data: { multimediaMap: { [`jr://file/commcare/image/app${index}.png`]: { fileId: file.id, mediaType: "image", sha256 } } },
+    });
+  }
+
+  async function measure(expected: number): Promise<number> {
+    counter.reset();
+    const res = await gql(app, user.authorization, AppsPage, { domain: "demo" });
+    const count = counter.count();
+    expect(res.body.errors).toBeUndefined();
+    const apps = res.body.data!.apps;
+    expect(apps).toHaveLength(expected);
+    apps.forEach((a, i) => {
+      expect(a.name).toBe(`App ${i}`);
+      expect(a.versions.map((v) => [v.version, (v.source as { release: number }).release])).toEqual([[2, 2], [1, 1]]);
+      expect(a.multimediaReferences).toEqual([
+        { path: `jr://file/commcare/image/app${i}.png`, mediaType: "image", present: true, file: { md5: `md5-${i}` } },
+        { path: `jr://file/commcare/audio/app${i}.mp3`, mediaType: "audio", present: false, file: null },
+      ]);
+      expect(a.multimedia).toEqual([{ md5: `md5-${i}`, mediaClass: "AppImage" }]);
+    });
+    return count;
+  }
+
+  it("a batch spanning two domains resolves each app's files within its own domain only", async () => {
+    await seedApp(0);
+    await createDomain(app, "other");
+    const admin = await createUser(app, { superuser: true });
+    const otherId = await createApp(app, admin.authorization, "other", { modules: [{ icon: "jr://file/commcare/image/app0.png" }] }, "Other");
+    // a map entry naming the first domain's file (which no upload in "other" could produce)
+    const demoMap = (await app.db.prisma.app.findFirstOrThrow({ where: { name: "App 0" } })).multimediaMap as object;
+    await app.db.prisma.app.update({ where: { id: otherId }, data: { multimediaMap: demoMap } });
+    const res = await gql(app, admin.authorization, TwoDomains, { first: "demo", second: "other" });
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data!.first).toEqual([
+      {
+        name: "App 0",
+        versions: [{ version: 2 }, { version: 1 }],
+        multimediaReferences: [
+          { path: "jr://file/commcare/image/app0.png", present: true },
+          { path: "jr://file/commcare/audio/app0.mp3", present: false },
+        ],
+        multimedia: [{ md5: "md5-0" }],
+      },
+    ]);
+    expect(res.body.data!.second).toEqual([
+      { name: "Other", versions: [{ version: 1 }], multimediaReferences: [{ path: "jr://file/commcare/image/app0.png", present: false }], multimedia: [] },
+    ]);
+  });
+
+  it("costs the same number of SQL statements for 2 apps and for 30 apps with versions, references and files", async () => {
+    for (let i = 0; i < 2; i++) await seedApp(i);
+    const small = await measure(2);
+    for (let i = 2; i < 30; i++) await seedApp(i);
+    // constant, not proportional (a DataLoader batch may split across ticks under load)
+    expect(await measure(30)).toBeLessThanOrEqual(small + 2);
   });
 });

@@ -23,6 +23,8 @@ type Documents = {
     "\n  mutation CreateOAuthClient($input: CreateOAuthClientInput!) {\n    createOAuthClient(input: $input) { clientId clientSecret client { name grants } }\n  }\n": typeof types.CreateOAuthClientDocument,
     "\n  query Listing($username: String!, $domain: String) {\n    domains { name }\n    users(domain: $domain) { username }\n    apiKeys(username: $username) { prefix revokedAt }\n  }\n": typeof types.ListingDocument,
     "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n": typeof types.MeDocument,
+    "\n  query GqlAppsWithMedia($domain: String!) {\n    apps(domain: $domain) {\n      name\n      versions { version source }\n      multimediaReferences { path mediaType present file { md5 } }\n      multimedia { md5 mediaClass }\n    }\n  }\n": typeof types.GqlAppsWithMediaDocument,
+    "\n  query GqlAppsOfTwoDomains($first: String!, $second: String!) {\n    first: apps(domain: $first) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n    second: apps(domain: $second) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n  }\n": typeof types.GqlAppsOfTwoDomainsDocument,
     "\n  mutation GqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { caseId caseName externalId properties closed } }\n  }\n": typeof types.GqlCreateCaseDocument,
     "\n  mutation GqlUpdateCase($domain: String!, $caseId: ID!, $input: CaseInput!) {\n    updateCase(domain: $domain, caseId: $caseId, input: $input) { case { caseName properties closed dateClosed } }\n  }\n": typeof types.GqlUpdateCaseDocument,
     "\n  mutation GqlUpsertCase($domain: String!, $externalId: String!, $input: CaseInput!) {\n    upsertCase(domain: $domain, externalId: $externalId, input: $input) { case { caseId caseName } }\n  }\n": typeof types.GqlUpsertCaseDocument,
@@ -52,6 +54,8 @@ const documents: Documents = {
     "\n  mutation CreateOAuthClient($input: CreateOAuthClientInput!) {\n    createOAuthClient(input: $input) { clientId clientSecret client { name grants } }\n  }\n": types.CreateOAuthClientDocument,
     "\n  query Listing($username: String!, $domain: String) {\n    domains { name }\n    users(domain: $domain) { username }\n    apiKeys(username: $username) { prefix revokedAt }\n  }\n": types.ListingDocument,
     "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n": types.MeDocument,
+    "\n  query GqlAppsWithMedia($domain: String!) {\n    apps(domain: $domain) {\n      name\n      versions { version source }\n      multimediaReferences { path mediaType present file { md5 } }\n      multimedia { md5 mediaClass }\n    }\n  }\n": types.GqlAppsWithMediaDocument,
+    "\n  query GqlAppsOfTwoDomains($first: String!, $second: String!) {\n    first: apps(domain: $first) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n    second: apps(domain: $second) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n  }\n": types.GqlAppsOfTwoDomainsDocument,
     "\n  mutation GqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { caseId caseName externalId properties closed } }\n  }\n": types.GqlCreateCaseDocument,
     "\n  mutation GqlUpdateCase($domain: String!, $caseId: ID!, $input: CaseInput!) {\n    updateCase(domain: $domain, caseId: $caseId, input: $input) { case { caseName properties closed dateClosed } }\n  }\n": types.GqlUpdateCaseDocument,
     "\n  mutation GqlUpsertCase($domain: String!, $externalId: String!, $input: CaseInput!) {\n    upsertCase(domain: $domain, externalId: $externalId, input: $input) { case { caseId caseName } }\n  }\n": types.GqlUpsertCaseDocument,
@@ -122,6 +126,14 @@ export function graphql(source: "\n  query Listing($username: String!, $domain: 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n"): (typeof documents)["\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GqlAppsWithMedia($domain: String!) {\n    apps(domain: $domain) {\n      name\n      versions { version source }\n      multimediaReferences { path mediaType present file { md5 } }\n      multimedia { md5 mediaClass }\n    }\n  }\n"): (typeof documents)["\n  query GqlAppsWithMedia($domain: String!) {\n    apps(domain: $domain) {\n      name\n      versions { version source }\n      multimediaReferences { path mediaType present file { md5 } }\n      multimedia { md5 mediaClass }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GqlAppsOfTwoDomains($first: String!, $second: String!) {\n    first: apps(domain: $first) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n    second: apps(domain: $second) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n  }\n"): (typeof documents)["\n  query GqlAppsOfTwoDomains($first: String!, $second: String!) {\n    first: apps(domain: $first) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n    second: apps(domain: $second) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -88,6 +88,55 @@ export function brokenCentralDirectory(bytes: Buffer): Buffer {
   return copy;
 }
 
+/** Where one entry's headers and data lie in an archive, read from its central directory. */
+export interface EntryLayout {
+  /** offset of the entry's central directory header */
+  central: number;
+  /** offset of its local file header */
+  local: number;
+  /** offset of its (compressed) data */
+  data: number;
+  compressedSize: number;
+}
+
+export function entryLayout(bytes: Buffer, name: string): EntryLayout {
+  const eocd = bytes.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const count = bytes.readUInt16LE(eocd + 10);
+  let central = centralDirectoryOffset(bytes);
+  for (let i = 0; i < count; i++) {
+    const nameLength = bytes.readUInt16LE(central + 28);
+    const next = central + 46 + nameLength + bytes.readUInt16LE(central + 30) + bytes.readUInt16LE(central + 32);
+    if (bytes.toString("utf8", central + 46, central + 46 + nameLength) === name) {
+      const local = bytes.readUInt32LE(central + 42);
+      const data = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28);
+      return { central, local, data, compressedSize: bytes.readUInt32LE(central + 20) };
+    }
+    central = next;
+  }
+  throw new Error(`no entry named ${name}`);
+}
+
+/**
+ * Damage to one entry that the central directory (and so the upload check) does not show: a
+ * broken local header signature, flipped data bytes (in the middle of the data: a broken deflate
+ * stream, or content that no longer matches its CRC), a wrong CRC-32, or compressed data cut short.
+ */
+export type EntryDamage = "local-header" | "data" | "crc" | "truncated";
+
+export function damageEntry(bytes: Buffer, name: string, damage: EntryDamage): Buffer {
+  const copy = Buffer.from(bytes);
+  const at = entryLayout(copy, name);
+  if (damage === "local-header") copy.write("XXXX", at.local, "latin1");
+  if (damage === "data") {
+    const middle = at.data + Math.floor(at.compressedSize / 2);
+    for (let i = middle; i < Math.min(middle + 16, at.data + at.compressedSize); i++) copy[i] ^= 0xa5;
+  }
+  if (damage === "crc") copy.writeUInt32LE(~copy.readUInt32LE(at.central + 16) >>> 0, at.central + 16);
+  // the central directory's compressed size is what the reader goes by
+  if (damage === "truncated") copy.writeUInt32LE(Math.floor(at.compressedSize / 2), at.central + 20);
+  return copy;
+}
+
 // ---- media bytes ---------------------------------------------------------------------------
 
 function crc32(data: Buffer): number {

@@ -1,14 +1,16 @@
-import { existsSync } from "node:fs";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, readlinkSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, rm, truncate, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findReferences } from "../../src/apps/references.ts";
-import { processArchive } from "../../src/multimedia/zip-processor.ts";
+import { ArchiveError, processArchive } from "../../src/multimedia/zip-processor.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import {
   appSource,
   createApp,
+  damageEntry,
   emptyZip,
   getMediaFile,
   gif,
@@ -338,17 +340,143 @@ describe("edge archives", () => {
   });
 });
 
-describe("damage the upload check cannot see (central directory intact)", () => {
-  it("an entry whose local header is damaged: accepted at upload, then the job fails → 500 task failed, not a crash of the request", async () => {
-    const appId = await newApp(["jr://file/a.png", "jr://file/b.png"]);
-    const archive = await zip([{ name: "a.png", data: png(170) }, { name: "b.png", data: png(171) }]);
-    const second = archive.indexOf(Buffer.from("PK\x03\x04", "latin1"), 4);
-    archive.write("XXXX", second, "latin1");
+/** The files this process holds open. */
+const openFiles = () =>
+  readdirSync("/proc/self/fd").flatMap((fd) => {
+    try {
+      return [readlinkSync(`/proc/self/fd/${fd}`)];
+    } catch {
+      return []; // closed while listing
+    }
+  });
+
+describe("damaged entry data (central directory intact): the entry is unmatched, the others go on", () => {
+  const UNREADABLE = "Error reading file";
+
+  it("a broken local header, deflate stream or CRC, or cut-short data: each unmatched \"Error reading file\", exact body", async () => {
+    const paths = ["first", "header", "deflate", "crc", "truncated", "last"].map((n) => `jr://file/media/${n}.png`);
+    const appId = await newApp([...paths, "jr://file/media/song.mp3"]);
+    const first = png(200);
+    const song = mp3(201);
+    const last = png(202);
+    // text-like PNG bytes deflate to a real stream, so damage lands inside it
+    const deflatable = (seed: number) => Buffer.concat([png(seed), Buffer.from(`chunk ${seed} `.repeat(400))]);
+    let archive = await zip([
+      { name: "media/first.png", data: first },
+      { name: "media/header.png", data: png(203) },
+      { name: "media/deflate.png", data: deflatable(204), compress: true },
+      { name: "media/crc.png", data: png(205), compress: false },
+      { name: "media/truncated.png", data: deflatable(206), compress: true },
+      { name: "media/song.mp3", data: song, compress: false },
+      { name: "media/last.png", data: last },
+    ]);
+    archive = damageEntry(archive, "media/header.png", "local-header");
+    archive = damageEntry(archive, "media/deflate.png", "data");
+    archive = damageEntry(archive, "media/crc.png", "crc");
+    archive = damageEntry(archive, "media/truncated.png", "truncated");
+
     const upload = await postMultimedia(app, user.authorization, DOMAIN, appId, archive);
     expect(upload.status).toBe(200);
     const res = await waitForStatus(app, user.authorization, DOMAIN, appId, upload.body.processing_id);
-    expect(res.status).toBe(500);
-    expect(res.body).toEqual({ success: false, error: "Multimedia processing task failed" });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body)).toEqual(STATUS_KEYS);
+    const matched = (name: string, bytes: Buffer, contentType: string) => ({
+      path: `jr://file/media/${name}`,
+      original_path: `media/${name}`,
+      md5: md5(bytes),
+      size: bytes.length,
+      content_type: contentType,
+    });
+    expect(res.body).toEqual({
+      success: true,
+      complete: true,
+      in_queue: false,
+      progress: { percent: 100, current: 7, total: 7 },
+      errors: [],
+      processing_id: upload.body.processing_id,
+      matched_count: 3,
+      unmatched_count: 4,
+      total_files: 7,
+      processed_files: 7,
+      image_count: 2,
+      audio_count: 1,
+      video_count: 0,
+      matched_files: {
+        AppImage: [matched("first.png", first, "image/png"), matched("last.png", last, "image/png")],
+        AppAudio: [matched("song.mp3", song, "audio/mpeg")],
+        AppVideo: [],
+      },
+      unmatched_files: ["header", "deflate", "crc", "truncated"].map((n) => ({ path: `media/${n}.png`, reason: UNREADABLE })),
+      skipped_files: [],
+    });
+    for (const f of res.body.unmatched_files) expect(Object.keys(f)).toEqual(["path", "reason"]);
+    expect(Object.keys(await mapOf(appId)).sort()).toEqual(["jr://file/media/first.png", "jr://file/media/last.png", "jr://file/media/song.mp3"]);
+  });
+
+  it("a damaged entry larger than the in-memory limit leaves no spool file and no open file behind, and still counts in progress", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "zip-damaged-"));
+    const temp = path.join(dir, "temp");
+    await mkdir(temp);
+    try {
+      const lines = Buffer.from(Array.from({ length: 120_000 }, (_, i) => `line ${i} ${(i * 7919) % 104_729}\n`).join(""));
+      const bigDeflated = Buffer.concat([png(210), lines]); // ~2.8 MB, deflated to a few hundred kB
+      const bigStored = Buffer.concat([png(211), randomBytes(2 * 1024 * 1024)]);
+      let bytes = await zip([
+        { name: "big-deflated.png", data: bigDeflated, compress: true },
+        { name: "big-stored.png", data: bigStored, compress: false },
+        { name: "after.png", data: png(212) },
+      ]);
+      bytes = damageEntry(bytes, "big-deflated.png", "data");
+      bytes = damageEntry(bytes, "big-stored.png", "crc");
+      const file = path.join(dir, "damaged.zip");
+      await writeFile(file, bytes);
+
+      const leftovers: { current: number; spooled: string[]; open: string[] }[] = [];
+      const hooks = {
+        progress: async (current: number) => {
+          const spooled = (await readdir(temp, { recursive: true })).filter((f) => !/^archive-[^/]*$/.test(f));
+          leftovers.push({ current, spooled, open: openFiles().filter((f) => f.startsWith(temp)) });
+        },
+        store: async () => "file-id",
+        stopping: () => false,
+      };
+      const limits = { maxEntryBytes: 1e9, maxTotalBytes: 1e9, maxRatio: 100 };
+      const refs = findReferences({ a: "jr://file/big-deflated.png", b: "jr://file/big-stored.png", c: "jr://file/after.png" });
+      const { result } = await processArchive(file, refs, limits, temp, hooks);
+
+      expect(result.unmatched_files).toEqual([
+        { path: "big-deflated.png", reason: UNREADABLE },
+        { path: "big-stored.png", reason: UNREADABLE },
+      ]);
+      expect(result.matched_files.AppImage.map((f) => f.original_path)).toEqual(["after.png"]);
+      expect(leftovers).toEqual([1, 2, 3].map((current) => ({ current, spooled: [], open: [] })));
+      expect(await readdir(temp)).toEqual([]);
+      expect(openFiles()).not.toContain(file);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a failure that stops the reading of further entries still fails the job", () => {
+  it("an archive file cut short while it is processed: processing rejects, and leaves nothing open or spooled", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "zip-cut-"));
+    try {
+      const file = path.join(dir, "cut.zip");
+      await writeFile(file, await zip([{ name: "a.png", data: png(220) }, { name: "b.png", data: png(221) }, { name: "c.png", data: png(222) }]));
+      const hooks = {
+        // after the first entry the file loses its central directory
+        progress: async (current: number) => void (current === 1 && (await truncate(file, 10))),
+        store: async () => "file-id",
+        stopping: () => false,
+      };
+      const limits = { maxEntryBytes: 1e9, maxTotalBytes: 1e9, maxRatio: 100 };
+      await expect(processArchive(file, findReferences({ a: "jr://file/a.png" }), limits, dir, hooks)).rejects.toBeInstanceOf(ArchiveError);
+      expect(await readdir(dir)).toEqual(["cut.zip"]);
+      expect(openFiles().filter((f) => f.startsWith(dir))).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
