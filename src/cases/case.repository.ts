@@ -133,6 +133,42 @@ export class CaseRepository {
     return new Map(records.map((r) => [r.externalId!, r]));
   }
 
+  // ---- for writes: what planning needs (ids only), then the rows to change, locked
+
+  /** Which of these ids name a case of the domain. */
+  async existingIds(domain: { id: string }, ids: string[]): Promise<Map<string, { id: string }>> {
+    const uuids = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
+    if (!uuids.length) return new Map();
+    const rows = await this.db.$queryRaw<{ id: string }[]>`SELECT c.id FROM cases c
+      WHERE c.domain_id = ${domain.id}::uuid AND c.id = ANY(${uuids}::uuid[])`;
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /** The id of the oldest case (by date_opened, then case_id) for each external id. */
+  async idsByExternalIds(domain: { id: string }, externalIds: string[]): Promise<Map<string, { id: string }>> {
+    const unique = [...new Set(externalIds.filter(storable))];
+    if (!unique.length) return new Map();
+    const rows = await this.db.$queryRaw<{ id: string; external_id: string }[]>`SELECT DISTINCT ON (c.external_id) c.external_id, c.id
+      FROM cases c WHERE c.domain_id = ${domain.id}::uuid AND c.external_id = ANY(${unique}::text[])
+      ORDER BY c.external_id, c.date_opened, c.id`;
+    return new Map(rows.map((r) => [r.external_id, { id: r.id }]));
+  }
+
+  /**
+   * The cases a write will change, with their indices, in one statement that locks each row
+   * FOR UPDATE in id order (so that concurrent writers cannot deadlock). Inside a transaction.
+   */
+  async lockForWrite(domain: { id: string; name: string }, ids: string[]): Promise<Map<string, CaseRecord>> {
+    if (!ids.length) return new Map();
+    const rows = await this.db.$queryRaw<(CaseRow & { idx: CaseIndexRecord[] })[]>`SELECT ${COLUMNS},
+        COALESCE((SELECT json_agg(json_build_object('name', ci.name, 'referencedId', ci.referenced_id,
+                    'referencedType', ci.referenced_type, 'relationship', ci.relationship))
+                  FROM case_indices ci WHERE ci.case_id = c.id), '[]') AS idx
+      FROM cases c WHERE c.domain_id = ${domain.id}::uuid AND c.id = ANY(${ids}::uuid[])
+      ORDER BY c.id FOR UPDATE OF c`;
+    return new Map(rows.map((r) => [r.id, toRecord(domain.name, r, r.idx)]));
+  }
+
   private async withIndices(domainName: string, rows: CaseRow[]): Promise<CaseRecord[]> {
     const byCase = new Map<string, CaseIndexRecord[]>();
     if (rows.length) {
@@ -145,22 +181,26 @@ export class CaseRepository {
         byCase.set(i.case_id, list);
       }
     }
-    return rows.map((r) => ({
-      id: r.id,
-      domainName,
-      caseType: r.case_type,
-      caseName: r.case_name,
-      externalId: r.external_id,
-      ownerId: r.owner_id,
-      dateOpened: r.date_opened,
-      lastModified: r.last_modified,
-      serverLastModified: r.server_last_modified,
-      indexedOn: r.indexed_on,
-      closed: r.closed,
-      dateClosed: r.date_closed,
-      properties: r.properties ?? {},
-      indices: byCase.get(r.id) ?? [],
-    }));
+    return rows.map((r) => toRecord(domainName, r, byCase.get(r.id) ?? []));
   }
+}
+
+function toRecord(domainName: string, r: CaseRow, indices: CaseIndexRecord[]): CaseRecord {
+  return {
+    id: r.id,
+    domainName,
+    caseType: r.case_type,
+    caseName: r.case_name,
+    externalId: r.external_id,
+    ownerId: r.owner_id,
+    dateOpened: r.date_opened,
+    lastModified: r.last_modified,
+    serverLastModified: r.server_last_modified,
+    indexedOn: r.indexed_on,
+    closed: r.closed,
+    dateClosed: r.date_closed,
+    properties: r.properties ?? {},
+    indices,
+  };
 }
 

@@ -1,6 +1,7 @@
 import type { Principal } from "../auth/principal.ts";
 import { authorize, type DomainRef } from "../auth/permissions.ts";
 import type { Prisma } from "../db/client.ts";
+import { Prisma as Sql } from "../generated/prisma/client.ts";
 import { badInput, DomainError } from "../errors.ts";
 import type { PubSub } from "../graphql/pubsub.ts";
 import { newUuid } from "../util/ids.ts";
@@ -51,7 +52,10 @@ export interface BulkWriteResult {
 /** A failure found while applying a form: the form is kept as an error form, no case changes. */
 class SubmissionError extends Error {}
 
-type Tx = Parameters<Parameters<Prisma["$transaction"]>[0]>[0];
+/** A transaction, or the client itself when a write needs no reads (then it is one statement). */
+type Db = Pick<Prisma, "$queryRaw" | "$executeRaw">;
+
+const { sql, join } = Sql;
 
 interface Planned {
   caseId: string;
@@ -112,10 +116,14 @@ export class CaseWriteService {
     };
     const rowError = (row: number, message: string) => (bulk ? `Error in row ${row}: ${message}` : message);
     try {
-      const cases = await this.prisma.$transaction(
-        (tx) => this.applyInTransaction(tx, domain, actions, meta, rowError),
-        { timeout: 60_000, maxWait: 30_000 },
-      );
+      // A request of creates that name no existing case reads nothing: its one statement is atomic
+      // by itself, so it needs no interactive transaction (two round trips fewer).
+      const cases = needsReads(actions)
+        ? await this.prisma.$transaction(
+            (tx) => this.applyInTransaction(tx, domain, actions, meta, rowError),
+            { timeout: 60_000, maxWait: 30_000 },
+          )
+        : await this.applyInTransaction(this.prisma, domain, actions, meta, rowError);
       for (const c of cases) {
         const event: CaseChangedEvent = { domain: domain.name, caseId: c.id, caseType: c.caseType, formId: meta.formId };
         this.pubsub.publish(CASE_CHANGED, event);
@@ -129,7 +137,7 @@ export class CaseWriteService {
   }
 
   private async applyInTransaction(
-    tx: Tx,
+    tx: Db,
     domain: DomainRef,
     actions: CaseAction[],
     meta: FormMeta,
@@ -137,8 +145,11 @@ export class CaseWriteService {
   ): Promise<CaseRecord[]> {
     const repository = new CaseRepository(tx);
     const upsertKeys = [...new Set(actions.flatMap((a) => (a.action === "upsert" ? [a.externalId] : [])))].sort();
-    for (const key of upsertKeys) {
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`${domain.id}:${key}`}, 0))`;
+    if (upsertKeys.length) {
+      // one statement takes every lock, in key order (so that concurrent requests cannot deadlock)
+      const lockKeys = upsertKeys.map((key) => `${domain.id}:${key}`);
+      await tx.$executeRaw`SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))
+        FROM (SELECT k FROM unnest(${lockKeys}::text[]) AS k ORDER BY k) AS keys`;
     }
 
     // Look everything up that the request names, then lock the cases it will change.
@@ -150,18 +161,16 @@ export class CaseWriteService {
       ...(a.action === "upsert" || (a.action === "update" && a.by === "external_id") ? [a.externalId] : []),
       ...a.fields.indices.flatMap((i) => (i.target?.ref.by === "external_id" ? [i.target.ref.value] : [])),
     ]);
-    const byExternal = await repository.byExternalIds(domain, namedExternal);
-    const existingIds = await repository.byIds(domain, namedIds);
+    const byExternal = await repository.idsByExternalIds(domain, namedExternal);
+    const existingIds = await repository.existingIds(domain, namedIds);
 
     const errors: string[] = [];
     const plan = this.plan(actions, existingIds, byExternal, errors, rowError);
     if (errors.length) throw badInput(errors.join("; "));
 
     const updatedIds = [...new Set(plan.filter((p) => !p.created).map((p) => p.caseId))].sort();
-    if (updatedIds.length) {
-      await tx.$executeRaw`SELECT 1 FROM cases WHERE id = ANY(${updatedIds}::uuid[]) ORDER BY id FOR UPDATE`;
-    }
-    const current = await repository.byIds(domain, updatedIds);
+    // the cases to change, read again under a row lock
+    const current = await repository.lockForWrite(domain, updatedIds);
 
     const createdIds = new Set(plan.filter((p) => p.created).map((p) => p.caseId));
     const temporary = new Map<string, string>();
@@ -223,8 +232,8 @@ export class CaseWriteService {
   /** Decides which case each action writes: an existing one, or a new id. */
   private plan(
     actions: CaseAction[],
-    existingIds: Map<string, CaseRecord>,
-    byExternal: Map<string, CaseRecord>,
+    existingIds: Map<string, { id: string }>,
+    byExternal: Map<string, { id: string }>,
     errors: string[],
     rowError: (row: number, message: string) => string,
   ): Planned[] {
@@ -273,8 +282,12 @@ export class CaseWriteService {
     });
   }
 
+  /**
+   * Writes the cases, their changed indices, the form and its form_cases rows in one statement
+   * (data-modifying CTEs over parameter arrays): one round trip whatever the size of the request.
+   */
   private async persist(
-    tx: Tx,
+    tx: Db,
     domain: DomainRef,
     createdIds: string[],
     updatedIds: string[],
@@ -282,8 +295,6 @@ export class CaseWriteService {
     meta: FormMeta,
     blocks: CaseBlock[],
   ): Promise<void> {
-    // Set-based statements over parameter arrays (unnest): a 100-case bulk is a handful of
-    // statements, and no per-row query has to be built.
     const cases = (ids: string[]) => ids.map((id) => state.get(id)!);
     const iso = (d: Date | null) => (d ? d.toISOString() : null);
     const columns = (rows: CaseRecord[]) => ({
@@ -297,10 +308,11 @@ export class CaseWriteService {
       dateClosed: rows.map((c) => iso(c.dateClosed)),
       properties: rows.map((c) => JSON.stringify(c.properties)),
     });
+    const steps: Sql.Sql[] = [];
     if (createdIds.length) {
       const created = cases(createdIds);
       const c = columns(created);
-      await tx.$executeRaw`
+      steps.push(sql`created AS (
         INSERT INTO cases (id, domain_id, case_type, case_name, external_id, owner_id, date_opened, last_modified,
                            server_last_modified, indexed_on, closed, date_closed, properties, opened_by_user_id)
         SELECT v.id, ${domain.id}::uuid, v.case_type, v.case_name, v.external_id, v.owner_id, v.opened, v.modified,
@@ -308,47 +320,68 @@ export class CaseWriteService {
         FROM unnest(${c.ids}::uuid[], ${c.types}::text[], ${c.names}::text[], ${c.externals}::text[], ${c.owners}::text[],
                     ${created.map((x) => iso(x.dateOpened))}::timestamptz[], ${c.modified}::timestamptz[],
                     ${c.closed}::boolean[], ${c.dateClosed}::timestamptz[], ${c.properties}::jsonb[])
-             AS v(id, case_type, case_name, external_id, owner_id, opened, modified, closed, date_closed, properties)`;
+             AS v(id, case_type, case_name, external_id, owner_id, opened, modified, closed, date_closed, properties))`);
     }
     if (updatedIds.length) {
       const c = columns(cases(updatedIds));
-      await tx.$executeRaw`
+      steps.push(sql`updated AS (
         UPDATE cases SET case_type = v.case_type, case_name = v.case_name, external_id = v.external_id,
                owner_id = v.owner_id, last_modified = v.modified, server_last_modified = v.modified,
                indexed_on = v.modified, closed = v.closed, date_closed = v.date_closed, properties = v.properties
         FROM unnest(${c.ids}::uuid[], ${c.types}::text[], ${c.names}::text[], ${c.externals}::text[], ${c.owners}::text[],
                     ${c.modified}::timestamptz[], ${c.closed}::boolean[], ${c.dateClosed}::timestamptz[], ${c.properties}::jsonb[])
              AS v(id, case_type, case_name, external_id, owner_id, modified, closed, date_closed, properties)
-        WHERE cases.id = v.id AND cases.domain_id = ${domain.id}::uuid`;
+        WHERE cases.id = v.id AND cases.domain_id = ${domain.id}::uuid)`);
     }
 
-    const touched = [...createdIds, ...updatedIds];
-    const changed = blocks.flatMap((b) => Object.keys(b.indices).map((name) => ({ caseId: b.caseId, name })));
-    if (changed.length) {
-      await tx.$executeRaw`
+    // Each index a block named ends either removed or set to the case's final target; the two sets
+    // are disjoint, so one DELETE and one INSERT … ON CONFLICT can run side by side.
+    const changed = new Map<string, { caseId: string; name: string }>();
+    for (const b of blocks) for (const name of Object.keys(b.indices)) changed.set(`${b.caseId}\u0000${name}`, { caseId: b.caseId, name });
+    const removed: { caseId: string; name: string }[] = [];
+    const set: ({ caseId: string } & CaseRecord["indices"][number])[] = [];
+    for (const { caseId, name } of changed.values()) {
+      const target = state.get(caseId)!.indices.find((i) => i.name === name);
+      if (target) set.push({ caseId, ...target });
+      else removed.push({ caseId, name });
+    }
+    if (removed.length) {
+      steps.push(sql`removed_indices AS (
         DELETE FROM case_indices WHERE (case_id, name) IN
-          (SELECT * FROM unnest(${changed.map((k) => k.caseId)}::uuid[], ${changed.map((k) => k.name)}::text[]))`;
-      const changedNames = new Set(changed.map((k) => `${k.caseId}\u0000${k.name}`));
-      const rows = touched.flatMap((caseId) =>
-        state.get(caseId)!.indices.filter((i) => changedNames.has(`${caseId}\u0000${i.name}`)).map((i) => ({ caseId, ...i })),
-      );
-      if (rows.length) {
-        await tx.$executeRaw`
-          INSERT INTO case_indices (case_id, name, domain_id, referenced_id, referenced_type, relationship)
-          SELECT v.case_id, v.name, ${domain.id}::uuid, v.referenced_id, v.referenced_type, v.relationship
-          FROM unnest(${rows.map((r) => r.caseId)}::uuid[], ${rows.map((r) => r.name)}::text[],
-                      ${rows.map((r) => r.referencedId)}::uuid[], ${rows.map((r) => r.referencedType)}::text[],
-                      ${rows.map((r) => r.relationship)}::text[])
-               AS v(case_id, name, referenced_id, referenced_type, relationship)`;
-      }
+          (SELECT * FROM unnest(${removed.map((k) => k.caseId)}::uuid[], ${removed.map((k) => k.name)}::text[])))`);
+    }
+    if (set.length) {
+      steps.push(sql`set_indices AS (
+        INSERT INTO case_indices (case_id, name, domain_id, referenced_id, referenced_type, relationship)
+        SELECT v.case_id, v.name, ${domain.id}::uuid, v.referenced_id, v.referenced_type, v.relationship
+        FROM unnest(${set.map((r) => r.caseId)}::uuid[], ${set.map((r) => r.name)}::text[],
+                    ${set.map((r) => r.referencedId)}::uuid[], ${set.map((r) => r.referencedType)}::text[],
+                    ${set.map((r) => r.relationship)}::text[])
+             AS v(case_id, name, referenced_id, referenced_type, relationship)
+        ON CONFLICT (case_id, name) DO UPDATE SET domain_id = EXCLUDED.domain_id, referenced_id = EXCLUDED.referenced_id,
+           referenced_type = EXCLUDED.referenced_type, relationship = EXCLUDED.relationship)`);
     }
 
-    await tx.form.create({ data: { ...formRow(domain, meta), xml: formXml(blocks, meta) } });
-    await tx.$executeRaw`
+    const form = formRow(domain, meta);
+    steps.push(sql`form AS (
+      INSERT INTO forms (id, domain_id, xmlns, user_id, username, device_id, received_on, xml)
+      VALUES (${form.id}::uuid, ${form.domainId}::uuid, ${form.xmlns}, ${form.userId}::uuid, ${form.username},
+              ${form.deviceId}, ${form.receivedOn.toISOString()}::timestamptz, ${formXml(blocks, meta)})
+      RETURNING id)`);
+    const touched = [...createdIds, ...updatedIds];
+    await tx.$executeRaw`WITH ${join(steps, ", ")}
       INSERT INTO form_cases (form_id, case_id, position)
-      SELECT ${meta.formId}::uuid, v.case_id, v.position::int - 1
-      FROM unnest(${touched}::uuid[]) WITH ORDINALITY AS v(case_id, position)`;
+      SELECT form.id, v.case_id, v.position::int - 1
+      FROM form, unnest(${touched}::uuid[]) WITH ORDINALITY AS v(case_id, position)`;
   }
+}
+
+/**
+ * Whether a request must read before it writes: anything but creates, or an index naming a case
+ * by case_id or external_id (a temporary_id names a case of the same request).
+ */
+function needsReads(actions: CaseAction[]): boolean {
+  return actions.some((a) => a.action !== "create" || a.fields.indices.some((i) => i.target !== null && i.target.ref.by !== "temporary_id"));
 }
 
 /** The stored form of a write, applied or refused (the caller adds the XML, or the problem). */

@@ -1,0 +1,126 @@
+/**
+ * Part 1, case pull: every seeded case pulled through REST `next` links at limit=5000 and through
+ * GraphQL at first: 5000, beside the floor (the same keyset query through the bare driver, rows
+ * turned into the same JSON) and the peer (PostGraphile's allCases connection, first: 5000 with
+ * cursors, same columns and the indices relation).
+ */
+import { getJson, graphql, log, table, type DbContext, type PartResult } from "./lib/harness.ts";
+import { clock, int, median, rate, ratio } from "./lib/stats.ts";
+
+const PAGE = 5000;
+const ROUNDS = 3;
+
+const OURS = `query Pull($domain: String!, $after: String) {
+  cases(domain: $domain, first: ${PAGE}, after: $after) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    nodes { caseId caseType caseName externalId ownerId dateOpened lastModified serverLastModified indexedOn
+            closed dateClosed properties indices { name caseId caseType relationship } }
+  }
+}`;
+
+const PEER = `query Pull($domainId: UUID!, $after: Cursor) {
+  allCases(first: ${PAGE}, after: $after, orderBy: [INDEXED_ON_ASC, PRIMARY_KEY_ASC], condition: { domainId: $domainId }) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    nodes { rowId caseType caseName externalId ownerId dateOpened lastModified serverLastModified indexedOn
+            closed dateClosed properties caseIndicesByCaseId { nodes { name referencedId referencedType relationship } } }
+  }
+}`;
+
+interface Connection {
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  nodes: unknown[];
+}
+
+async function pullConnection(fetchPage: (after: string | null) => Promise<Connection>): Promise<{ rows: number; ms: number }> {
+  let rows = 0;
+  let after: string | null = null;
+  const start = clock();
+  for (;;) {
+    const page = await fetchPage(after);
+    rows += page.nodes.length;
+    if (!page.pageInfo.hasNextPage) break;
+    after = page.pageInfo.endCursor;
+  }
+  return { rows, ms: clock() - start };
+}
+
+export async function casePull(ctx: DbContext): Promise<PartResult> {
+  const { base, authorization, domain, domainId } = ctx.service.ready;
+  const expect = (what: string, rows: number) => {
+    if (rows !== ctx.cases) throw new Error(`${what} pulled ${rows} cases, expected ${ctx.cases}`);
+  };
+
+  // Warm-up, untimed: one page through each path, so that no path pays for JIT compilation or
+  // cold caches that the others do not.
+  log("  case pull: warm-up (one page through each path)");
+  await getJson(`${base}/a/${domain}/api/case/v2/?limit=${PAGE}`, authorization);
+  await graphql(`${base}/graphql`, OURS, { domain, after: null }, authorization);
+  await ctx.service.call("floorPull", PAGE, 1);
+  if (ctx.peer) await graphql(ctx.peer.ready.url, PEER, { domainId, after: null });
+
+  const restPull = async () => {
+    let rows = 0;
+    let url: string | undefined = `${base}/a/${domain}/api/case/v2/?limit=${PAGE}`;
+    const start = clock();
+    while (url) {
+      const body: { cases: unknown[]; next?: string } = await getJson(url, authorization);
+      rows += body.cases.length;
+      url = body.next;
+    }
+    return { rows, ms: clock() - start };
+  };
+  const paths: [string, () => Promise<{ rows: number; ms: number }>][] = [
+    ["REST", restPull],
+    ["GraphQL", () => pullConnection(async (after) =>
+      (await graphql<{ cases: Connection }>(`${base}/graphql`, OURS, { domain, after }, authorization)).cases)],
+    ["floor", () => ctx.service.call<{ rows: number; ms: number }>("floorPull", PAGE)],
+  ];
+  const peerEndpoint = ctx.peer?.ready.url;
+  if (peerEndpoint) {
+    paths.push(["PostGraphile", () => pullConnection(async (after) =>
+      (await graphql<{ allCases: Connection }>(peerEndpoint, PEER, { domainId, after })).allCases)]);
+  }
+  // Rounds interleave the paths, so that a change in the machine's load falls on all of them; each
+  // path's figure is its median round.
+  const times = new Map<string, number[]>(paths.map(([name]) => [name, []]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [name, pull] of paths) {
+      log(`  case pull, round ${round}/${ROUNDS}: ${name}, ${ctx.cases.toLocaleString("en")} cases`);
+      const r = await pull();
+      expect(name, r.rows);
+      times.get(name)!.push(r.ms);
+    }
+  }
+  const result = (name: string) => ({ rows: ctx.cases, ms: median(times.get(name)!) });
+  const rest = result("REST");
+  const gql = result("GraphQL");
+  const floor = result("floor");
+  const peer = peerEndpoint ? result("PostGraphile") : undefined;
+
+  const line = (name: string, r: { rows: number; ms: number }, vsPeer: boolean) => [
+    name, int(rate(r.rows, r.ms)), (r.ms / 1000).toFixed(2), ratio(r.ms / floor.ms), vsPeer && peer ? ratio(r.ms / peer.ms) : "—",
+  ];
+  const markdown = [
+    `### Case pull: ${ctx.cases.toLocaleString("en")} cases, pages of ${PAGE.toLocaleString("en")}`,
+    "",
+    table(["Path", "Cases/s", "Seconds", "Time ÷ floor", "Time ÷ PostGraphile"], [
+      line("Ours, REST `next` links (limit=5000)", rest, true),
+      line("Ours, GraphQL `cases(first: 5000, after)`", gql, true),
+      line("Floor: keyset query through the driver, same JSON", floor, false),
+      ...(peer ? [line("PostGraphile 5, `allCases(first: 5000, after)`", peer, false)] : []),
+    ]),
+    "",
+    `Median of ${ROUNDS} rounds (the paths interleaved), after one untimed page through each. Every path returns all columns and the indices; ours and PostGraphile also the total count of each page's query. ` +
+      (peer ? "" : "PostGraphile needs a PostgreSQL server (it speaks the wire protocol), so it is measured on PostgreSQL only."),
+  ].join("\n");
+  return {
+    markdown,
+    figures: {
+      restRatio: rest.ms / floor.ms,
+      gqlRatio: gql.ms / floor.ms,
+      ...(peer ? { restVsPeer: rest.ms / peer.ms, gqlVsPeer: gql.ms / peer.ms } : {}),
+    },
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * The benchmark: `npm run bench [-- --quick] [-- --pglite | --postgres] [-- --only part,part]
+ * [-- --out FILE]`. On each database (the embedded PGlite, then a throwaway PostgreSQL 15 cluster)
+ * it starts our service in a process of its own, seeds it, and runs the parts; the peer
+ * (PostGraphile 5) runs in another process on the PostgreSQL data. Then the multimedia part, which
+ * needs no database. Writes bench/RESULTS.md: machine, date, figures, ratios, targets.
+ * Parts: pull, filter, writes, locations, subscriptions, multimedia.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { caseFilter, preparePeer } from "./case-filter.bench.ts";
+import { casePull } from "./case-pull.bench.ts";
+import { caseWrites } from "./case-writes.bench.ts";
+import { DB_LABEL, log, machine, parseOptions, ROOT, startCluster, startPeer, startService, type DbContext, type DbKind, type PartResult, type Peer, type Service } from "./lib/harness.ts";
+import { seedCases } from "./lib/seed.ts";
+import { clock, ratio } from "./lib/stats.ts";
+import { locations } from "./locations.bench.ts";
+import { multimedia } from "./multimedia.bench.ts";
+import { subscriptions } from "./subscriptions.bench.ts";
+
+const options = parseOptions(process.argv.slice(2));
+const wants = (part: string) => options.only.size === 0 || options.only.has(part);
+const CASE_PARTS = ["pull", "filter", "writes"];
+const DB_PARTS: [string, (ctx: DbContext) => Promise<PartResult>][] = [
+  ["pull", casePull],
+  ["filter", caseFilter],
+  ["writes", caseWrites],
+  ["locations", locations],
+  ["subscriptions", subscriptions],
+];
+
+const started = clock();
+const machineLine = machine();
+const results = new Map<DbKind, Map<string, PartResult>>();
+let media: PartResult | undefined;
+
+async function onDatabase(kind: DbKind): Promise<void> {
+  const parts = new Map<string, PartResult>();
+  results.set(kind, parts);
+  if (!DB_PARTS.some(([name]) => wants(name))) return;
+  log(`${DB_LABEL[kind]}: starting`);
+  const cluster = kind === "postgres" ? await startCluster() : undefined;
+  let service: Service | undefined;
+  let peer: Peer | undefined;
+  try {
+    service = await startService(kind, cluster?.url);
+    const cases = options.quick ? 10_000 : 100_000;
+    if (CASE_PARTS.some(wants)) {
+      log(`${DB_LABEL[kind]}: seeding ${cases.toLocaleString("en")} cases`);
+      await seedCases(service, cases);
+    }
+    if (cluster && (wants("pull") || wants("filter"))) {
+      await preparePeer(service);
+      log(`${DB_LABEL[kind]}: starting PostGraphile`);
+      peer = await startPeer(cluster.url);
+    }
+    const ctx: DbContext = { kind, label: DB_LABEL[kind], quick: options.quick, service, peer, cases };
+    for (const [name, part] of DB_PARTS) {
+      if (!wants(name)) continue;
+      const start = clock();
+      parts.set(name, await part(ctx));
+      log(`${DB_LABEL[kind]}: ${name} done in ${((clock() - start) / 1000).toFixed(1)} s`);
+    }
+  } finally {
+    await peer?.stop();
+    await service?.stop();
+    cluster?.stop();
+  }
+}
+
+for (const kind of options.databases) await onDatabase(kind);
+if (wants("multimedia")) {
+  log("multimedia");
+  media = await multimedia(options.quick);
+}
+
+// ------------------------------------------------------------------- RESULTS.md
+
+const figure = (kind: DbKind, part: string, name: string) => results.get(kind)?.get(part)?.figures[name];
+const each = (part: string, name: string, format: (n: number) => string = ratio) =>
+  options.databases.map((k) => {
+    const n = figure(k, part, name);
+    return n === undefined ? undefined : `${format(n)} on ${DB_LABEL[k]}`;
+  }).filter(Boolean).join(", ") || "not measured in this run";
+const met = (part: string, names: string | string[], ok: (n: number) => boolean) => {
+  const values = options.databases.flatMap((k) => [names].flat().map((name) => figure(k, part, name))).filter((n): n is number => n !== undefined);
+  return values.length === 0 ? "" : values.every(ok) ? " **Met.**" : " **Missed.**";
+};
+
+const targets = [
+  "## Against the targets (issue #6)",
+  "",
+  `- Case pull via REST within 2× of the floor (time): ${each("pull", "restRatio")}.${met("pull", "restRatio", (n) => n <= 2)}`,
+  `- Case pull via GraphQL at least as fast as PostGraphile (time ÷ PostGraphile ≤ 1): ${each("pull", "gqlVsPeer")}.${met("pull", "gqlVsPeer", (n) => n <= 1)}`,
+  `- Bulk writes within 3× of the floor (time): creates ${each("writes", "create1")} (8 clients: ${each("writes", "create8")}); ` +
+    `upserts ${each("writes", "upsert1")} (8 clients: ${each("writes", "upsert8")}).${met("writes", ["create1", "create8", "upsert1", "upsert8"], (n) => n <= 3)}`,
+  media
+    ? `- Multimedia at least half of \`unzip -t\` throughput and peak RSS under 300 MB: ${ratio(media.figures.throughputRatio)} of unzip's throughput, peak RSS ${media.figures.peakRssMb.toFixed(0)} MB.` +
+      `${media.figures.throughputRatio >= 0.5 && media.figures.peakRssMb < 300 ? " **Met.**" : " **Missed.**"}`
+    : "- Multimedia: not measured in this run.",
+];
+
+const notes = await readFile(path.join(ROOT, "bench", "NOTES.md"), "utf8").catch(() => "");
+const sections: string[] = [
+  "# Benchmark results",
+  "",
+  `Written by \`npm run bench${options.quick ? " -- --quick" : ""}\` on ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC` +
+    `${options.quick ? " (**quick mode**: a tenth of the data, fewer requests)" : ""}, in ${((clock() - started) / 60000).toFixed(1)} minutes.`,
+  "",
+  `Machine: ${machineLine}.`,
+  "",
+  "Every figure is measured in the same run, on the same data, with the server under test in a process of its own " +
+    "and the load generated from the benchmark's process. Ratios are times: ours ÷ the baseline, lower is better, 1.00× is the baseline.",
+  "",
+];
+for (const kind of options.databases) {
+  const parts = results.get(kind)!;
+  if (!parts.size) continue;
+  sections.push(`## ${DB_LABEL[kind]}`, "");
+  for (const [, part] of parts) sections.push(part.markdown, "");
+}
+if (media) sections.push("## Multimedia", "", media.markdown, "");
+sections.push(...targets, "");
+if (notes) sections.push(notes.trim(), "");
+await writeFile(options.out, sections.join("\n"));
+log(`wrote ${path.relative(process.cwd(), options.out)} in ${((clock() - started) / 1000).toFixed(0)} s`);
+process.exit(0);
