@@ -1,3 +1,4 @@
+import path from "node:path";
 import { AdminService } from "./admin/admin.service.ts";
 import { CursorCodec } from "./cases/case.cursor.ts";
 import { CaseReadService } from "./cases/case.read.service.ts";
@@ -49,7 +50,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const oauth = new OAuthService(prisma, config);
   const events: EventBus = db.url ? await postgresEventBus(db.url) : localEventBus();
   const pubsub = events.pubsub;
-  const blobs: BlobStore = db.kind === "postgres" ? new DatabaseBlobStore(prisma) : new FileBlobStore(config.dataDir);
+  const blobs: BlobStore = db.url ? new DatabaseBlobStore(db.url, path.join(config.dataDir, "tmp")) : new FileBlobStore(config.dataDir);
   const apps = new AppService(prisma, config.appSourceLimitBytes);
   const jobQueue = await JobQueue.open(db, config);
   const multimediaJobs = new MultimediaJobService(prisma, blobs, pubsub, apps, config, jobQueue);
@@ -76,6 +77,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     async close() {
       await jobQueue.close();
       await events.close();
+      await blobs.close();
     },
   };
 }
