@@ -96,7 +96,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers: integer(env, "WORKERS", 1, 0),
     jobLeaseSeconds: integer(env, "JOB_LEASE_SECONDS", 30, 10),
     graphqlMaxDepth: integer(env, "GRAPHQL_MAX_DEPTH", 12, 1),
-    graphqlMaxCost: integer(env, "GRAPHQL_MAX_COST", 50_000, 1),
+    graphqlMaxCost: integer(env, "GRAPHQL_MAX_COST", 250_000, 1),
     graphqlMaxAliases: integer(env, "GRAPHQL_MAX_ALIASES", 100, 0),
     graphqlUploadMaxFiles: integer(env, "GRAPHQL_UPLOAD_MAX_FILES", 10, 1),
     wsMaxPayloadBytes: integer(env, "WS_MAX_PAYLOAD_BYTES", 1024 * 1024, 1024),

@@ -240,17 +240,17 @@ export class CaseResolver {
     return indexTarget(c, "host", ctx);
   }
 
-  @FieldResolver(() => [CaseType], { description: "cases that index this one with relationship child", complexity: 10 })
+  @FieldResolver(() => [CaseType], { description: "cases that index this one with relationship child", complexity: ({ childComplexity }) => 10 * childComplexity })
   async children(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<CaseNode[]> {
     return (await ctx.loaders.cases.related(c.domain, c.caseId, "child")).map(toNode);
   }
 
-  @FieldResolver(() => [CaseType], { description: "cases that index this one with relationship extension", complexity: 10 })
+  @FieldResolver(() => [CaseType], { description: "cases that index this one with relationship extension", complexity: ({ childComplexity }) => 10 * childComplexity })
   async extensions(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<CaseNode[]> {
     return (await ctx.loaders.cases.related(c.domain, c.caseId, "extension")).map(toNode);
   }
 
-  @FieldResolver(() => [FormType], { description: "the forms that wrote this case, oldest first", complexity: 5 })
+  @FieldResolver(() => [FormType], { description: "the forms that wrote this case, oldest first", complexity: ({ childComplexity }) => 5 * childComplexity })
   async forms(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<FormType[]> {
     return ctx.loaders.cases.forms(c.caseId);
   }

@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
-import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type ErrorRequestHandler, type Router } from "express";
 import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from "graphql";
@@ -114,6 +114,8 @@ export async function createGraphQLEndpoint(
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
+      // no cache hints are used, and the default plugin wraps every field's resolver (a 5,000-case page)
+      ApolloServerPluginCacheControlDisabled(),
       costLimitPlugin(config.graphqlMaxCost),
       payloadTooLargePlugin,
       serviceUnavailablePlugin,

@@ -139,17 +139,17 @@ export class LocationResolver {
     return parent ? toNode(parent) : null;
   }
 
-  @FieldResolver(() => [LocationType], { complexity: 10 })
+  @FieldResolver(() => [LocationType], { complexity: ({ childComplexity }) => 10 * childComplexity })
   async children(@Root() l: LocationNode, @Ctx() ctx: GraphQLContext): Promise<LocationNode[]> {
     return (await ctx.loaders.locations.children(l.domain, l.locationId)).map(toNode);
   }
 
-  @FieldResolver(() => [LocationType], { description: "nearest first, up to the root", complexity: 5 })
+  @FieldResolver(() => [LocationType], { description: "nearest first, up to the root", complexity: ({ childComplexity }) => 5 * childComplexity })
   async ancestors(@Root() l: LocationNode, @Ctx() ctx: GraphQLContext): Promise<LocationNode[]> {
     return (await ctx.loaders.locations.ancestors(l.domain, l.locationId)).map(toNode);
   }
 
-  @FieldResolver(() => [LocationType], { description: "breadth first, to `depth` levels (all when omitted)", complexity: 50 })
+  @FieldResolver(() => [LocationType], { description: "breadth first, to `depth` levels (all when omitted)", complexity: ({ childComplexity }) => 50 * childComplexity })
   async descendants(
     @Root() l: LocationNode,
     @Arg("depth", () => Int, { nullable: true }) depth: number | null,

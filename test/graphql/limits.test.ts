@@ -20,7 +20,27 @@ afterEach(() => app.close());
 const post = (query: string) =>
   app.http().post("/graphql").set("Authorization", user.authorization).set("Content-Type", "application/json").send({ query });
 
+const FULL_CASE = "caseId caseName caseType closed dateClosed dateOpened domain externalId indexedOn indices { name caseType caseId relationship } lastModified openedBy { id username } ownerId properties serverLastModified";
+
 describe("GraphQL limits", () => {
+  it("the default GRAPHQL_MAX_COST admits the largest page (5,000 cases) with every case field, but not its children's children", async () => {
+    const defaults = await build();
+    try {
+      await createDomain(defaults, "demo");
+      const reader = await createUser(defaults, { domain: "demo", permissions: ["access_api", "view_data"] });
+      const send = (query: string) =>
+        defaults.http().post("/graphql").set("Authorization", reader.authorization).set("Content-Type", "application/json").send({ query });
+      const full = await send(`{ cases(domain: "demo", first: 5000) { totalCount nodes { ${FULL_CASE} parent { caseId } host { caseId } } } }`);
+      expect(full.body.errors).toBeUndefined();
+      expect(full.status).toBe(200);
+      const nested = await send(`{ cases(domain: "demo", first: 5000) { nodes { ${FULL_CASE} children { caseId children { caseId } } } } }`);
+      expect(nested.status).toBe(400);
+      expect(nested.body.errors[0].extensions.code).toBe("QUERY_TOO_COMPLEX");
+    } finally {
+      await defaults.close();
+    }
+  });
+
   it("refuses a query deeper than GRAPHQL_MAX_DEPTH before running it", async () => {
     const res = await post('{ cases(domain: "demo") { nodes { parent { parent { parent { parent { parent { caseId } } } } } } } }');
     expect(res.status).toBe(400);
@@ -38,9 +58,9 @@ describe("GraphQL limits", () => {
     expect(cheap.status).toBe(200);
     const costly = await post('{ cases(domain: "demo", first: 100) { nodes { caseId children { caseId } } } }');
     expect(costly.status).toBe(400);
-    // 1 + 100 × (nodes 1 + caseId 1 + children (10 + caseId 1))
+    // 1 + 100 × (nodes 1 + caseId 1 + children 10 × (caseId 1)): a list field multiplies what it selects
     expect(costly.body.errors[0]).toMatchObject({
-      message: "Query is too expensive: cost 1301 exceeds the limit of 1000.",
+      message: "Query is too expensive: cost 1201 exceeds the limit of 1000.",
       extensions: { code: "QUERY_TOO_COMPLEX" },
     });
   });

@@ -258,7 +258,7 @@ describe("configuration: every limit has a default and is read from the environm
       zipMaxTotalBytes: 8 * 1024 * 1024 * 1024,
       zipMaxRatio: 100,
       graphqlMaxDepth: 12,
-      graphqlMaxCost: 50_000,
+      graphqlMaxCost: 250_000,
       graphqlMaxAliases: 100,
       graphqlUploadMaxFiles: 10,
       wsMaxPayloadBytes: 1024 * 1024,
