@@ -29,9 +29,12 @@ export interface FormMeta {
 // The form XML is written directly rather than through an XML builder: the structure is fixed and
 // every name in it is a validated XML name, so only text and attribute values need escaping. On a
 // 100-case bulk write the generic builder cost about as much as the rest of the request's own code.
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
-const escape = (value: string) => value.replace(/[&<>"']/g, (c) => ESCAPES[c]);
-const attribute = (name: string, value: string) => ` ${name}="${escape(value)}"`;
+// \r is written as a character reference because XML parsers turn a literal one into \n; in
+// attribute values they also turn tabs and newlines into spaces, so those are references there.
+const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;", "\r": "&#13;", "\n": "&#10;", "\t": "&#9;" };
+const escape = (value: string) => value.replace(/[&<>"'\r]/g, (c) => ESCAPES[c]!);
+const escapeAttribute = (value: string) => value.replace(/[&<>"'\r\n\t]/g, (c) => ESCAPES[c]!);
+const attribute = (name: string, value: string) => ` ${name}="${escapeAttribute(value)}"`;
 /** An element with already-written content; empty content makes an empty-element tag. */
 const element = (name: string, content: string, attributes = "") =>
   content === "" ? `<${name}${attributes}/>` : `<${name}${attributes}>${content}</${name}>`;
