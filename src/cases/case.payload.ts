@@ -95,10 +95,14 @@ function valueError(key: string, value: unknown) {
   return badInput(`Error with case property '${key}'. Values must be strings, received '${pythonStr(value)}'`);
 }
 
-/** A string value, checked: PostgreSQL text cannot hold NUL, and no form value may carry one. */
+/**
+ * A string value, checked: PostgreSQL text cannot hold NUL, and no form value may carry one; nor
+ * an unpaired surrogate (not text at all; PGlite fails to encode two in a row: a 500 before).
+ */
 function checkString(key: string, value: unknown): void {
   if (typeof value !== "string") throw valueError(key, value);
   if (value.includes("\u0000")) throw badInput(`Error with case property '${key}'. Values cannot contain the NUL character.`);
+  if (/\p{Cs}/u.test(value)) throw badInput(`Error with case property '${key}'. Values cannot contain an unpaired surrogate.`);
 }
 
 function parseIndices(raw: unknown): IndexChange[] {

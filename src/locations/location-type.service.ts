@@ -13,12 +13,18 @@ export interface LocationTypeInput {
 
 const CODE = /^[\w-]{1,100}$/;
 
+/**
+ * A name PostgreSQL text cannot hold (NUL, unpaired surrogates: PGlite fails to encode two in a
+ * row) names nothing: look-ups answer "not found" without asking, and no such name is stored.
+ */
+const unstorable = (text: string) => text.includes("\u0000") || /\p{Cs}/u.test(text);
+
 export class LocationTypeService {
   constructor(private readonly prisma: Prisma) {}
 
   async create(principal: Principal, domainName: string, input: LocationTypeInput) {
     if (!principal.isSuperuser) throw forbidden("Only a superuser may do this.");
-    const domain = await this.prisma.domain.findUnique({ where: { name: domainName } });
+    const domain = unstorable(domainName) ? null : await this.prisma.domain.findUnique({ where: { name: domainName } });
     if (!domain) throw notFound(`Domain '${domainName}' not found`);
     if (!CODE.test(input.code)) throw badInput("A location type code is 1-100 letters, digits, '_' or '-'.");
     if (!input.name.trim()) throw badInput("A location type needs a name.");
@@ -28,12 +34,13 @@ export class LocationTypeService {
     if (clash) throw badInput(`LocationType '${input.code}' already exists`);
     let parentId: string | null = null;
     if (input.parentCode) {
-      const parent = await this.prisma.locationType.findUnique({
+      const parent = unstorable(input.parentCode) ? null : await this.prisma.locationType.findUnique({
         where: { domainId_code: { domainId: domain.id, code: input.parentCode } },
       });
       if (!parent) throw badInput(`LocationType '${input.parentCode}' not found`);
       parentId = parent.id;
     }
+    if (unstorable(input.name)) throw badInput("A location type name cannot contain the NUL character or an unpaired surrogate.");
     return this.prisma.locationType.create({
       data: { domainId: domain.id, code: input.code, name: input.name, parentId },
       include: { parent: true, domain: true },
@@ -46,12 +53,13 @@ export class LocationTypeService {
     const data: { name?: string; parentId?: string | null } = {};
     if (input.name !== undefined && input.name !== null) {
       if (!input.name.trim()) throw badInput("A location type needs a name.");
+      if (unstorable(input.name)) throw badInput("A location type name cannot contain the NUL character or an unpaired surrogate.");
       data.name = input.name;
     }
     if (input.parentCode !== undefined) {
       if (input.parentCode === null || input.parentCode === "") data.parentId = null;
       else {
-        const parent = await this.prisma.locationType.findUnique({
+        const parent = unstorable(input.parentCode) ? null : await this.prisma.locationType.findUnique({
           where: { domainId_code: { domainId: domain.id, code: input.parentCode } },
         });
         if (!parent) throw badInput(`LocationType '${input.parentCode}' not found`);
@@ -79,9 +87,9 @@ export class LocationTypeService {
 
   private async existing(principal: Principal, domainName: string, code: string) {
     if (!principal.isSuperuser) throw forbidden("Only a superuser may do this.");
-    const domain = await this.prisma.domain.findUnique({ where: { name: domainName } });
+    const domain = unstorable(domainName) ? null : await this.prisma.domain.findUnique({ where: { name: domainName } });
     if (!domain) throw notFound(`Domain '${domainName}' not found`);
-    const type = await this.prisma.locationType.findUnique({ where: { domainId_code: { domainId: domain.id, code } } });
+    const type = unstorable(code) ? null : await this.prisma.locationType.findUnique({ where: { domainId_code: { domainId: domain.id, code } } });
     if (!type) throw notFound(`LocationType '${code}' not found`);
     return { domain, type };
   }

@@ -100,6 +100,8 @@ function stringField(body: Record<string, unknown>, key: string): string | undef
   if (value === undefined) return undefined;
   if (typeof value !== "string") throw badInput(`'${key}' must be a string, received '${pythonStr(value)}'`);
   if (value.includes("\u0000")) throw badInput(`'${key}' cannot contain the NUL character.`);
+  // not text at all; PGlite fails to encode two in a row (a 500 before)
+  if (/\p{Cs}/u.test(value)) throw badInput(`'${key}' cannot contain an unpaired surrogate.`);
   if ((key === "name" || key === "site_code") && [...value].length > MAX_TEXT_LENGTH) {
     throw badInput(`'${key}' cannot be longer than ${MAX_TEXT_LENGTH} characters.`);
   }
@@ -146,6 +148,10 @@ function parseChanges(raw: unknown, creating: boolean, allowed: string[]): Chang
     // PostgreSQL's jsonb cannot hold \u0000 (it would fail in SQL: a 500).
     if (Object.entries(data).some(([k, v]) => k.includes("\u0000") || (v as string).includes("\u0000"))) {
       throw badInput("'location_data' cannot contain the NUL character.");
+    }
+    // Nor an unpaired surrogate: JSON.stringify writes it as an escape jsonb refuses (a 500 before).
+    if (Object.entries(data).some(([k, v]) => /\p{Cs}/u.test(k) || /\p{Cs}/u.test(v as string))) {
+      throw badInput("'location_data' cannot contain an unpaired surrogate.");
     }
     changes.locationData = data as Record<string, string>;
   }

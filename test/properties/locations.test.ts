@@ -1,0 +1,221 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import {
+  badAnswer,
+  changedTables,
+  deepJson,
+  hostileJsonValue,
+  hostileString,
+  mutatedObject,
+  pathSegment,
+  queryString,
+  rawBody,
+  rawRequest,
+  runs,
+  snapshot,
+  StatusTally,
+  wrongValue,
+  NO_RATE_LIMIT,
+  type RawResponse,
+} from "../helpers/hostile.ts";
+
+/**
+ * Issue #7 part 1, Location API v2 (and the location type list): hostile input to list, detail,
+ * create, update and bulk PATCH. Each answer is below 500; JSON in the `{"error": …}` shape when
+ * refused (successful reads may be XML, the API's default); a refused write changes no table.
+ * One app for the file; numRuns are explicit and add up to LOCATION_INPUTS.
+ */
+
+const N = {
+  list: 150,
+  detail: 120,
+  create: 150,
+  update: 120,
+  bulk: 100,
+  rawBodies: 100,
+};
+export const LOCATION_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
+
+const BASE = "/a/demo/api/location/v2/";
+const LIST_KEYS = [
+  "limit", "offset", "format", "order_by", "site_code", "name", "location_type_code", "parent_location_id",
+  "last_modified.gte", "last_modified.gt", "last_modified.lt", "last_modified.lte", "last_modified", "fields",
+];
+
+let app: TestApp;
+let editor: TestUser;
+let base: string;
+const ids: string[] = [];
+const tally = new StatusTally();
+let current = "setup";
+
+function send(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<RawResponse> {
+  return rawRequest(base, {
+    method,
+    path: `${BASE}${path}`,
+    headers: { Authorization: editor.authorization, ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
+    body,
+  }).then((res) => {
+    tally.add(current, res.status);
+    return res;
+  });
+}
+
+async function checkWrite(method: string, path: string, body: string, headers: Record<string, string> = {}): Promise<void> {
+  const before = await snapshot(app.db);
+  const res = await send(method, path, body, headers);
+  expect(badAnswer(res, "location", { allowXml: true }), `${method} ${path} ${body.slice(0, 300)}`).toBeUndefined();
+  if (res.status >= 400) {
+    expect(changedTables(before, await snapshot(app.db)), `refused ${method} ${path} ${body.slice(0, 300)} changed tables`).toEqual([]);
+  }
+}
+
+const existingId = () => fc.constantFrom(...ids);
+const decimal = fc.oneof(
+  fc.double({ min: -180, max: 180, noNaN: true }).map(String),
+  fc.constantFrom("0", "-0.5", "+1.25", " 12.5 ", "1e5", "12345678901.5", "1.12345678901", ".5", "5.", "--1", "NaN"),
+);
+const locationFields = (): Record<string, fc.Arbitrary<unknown>> => ({
+  name: fc.string({ maxLength: 12 }),
+  location_type_code: fc.constantFrom("country", "state", "district", "facility", "zone", "nosuch"),
+  site_code: fc.oneof(fc.string({ unit: fc.constantFrom("a", "B", "_", "-", "1"), maxLength: 8 }), hostileString),
+  latitude: fc.oneof(decimal, fc.constant(null)),
+  longitude: fc.oneof(decimal, fc.constant(null)),
+  location_data: fc.dictionary(fc.string({ maxLength: 5 }), fc.oneof(fc.string({ maxLength: 5 }), wrongValue), { maxKeys: 3 }),
+  parent_location_id: fc.oneof(existingId(), fc.constant(""), fc.constant(null), fc.uuid().map(String)),
+  location_id: fc.oneof(existingId(), fc.uuid().map(String)),
+});
+const formatHeaders = fc.constantFrom<Record<string, string>>(
+  {},
+  { Accept: "application/json" },
+  { Accept: "application/xml" },
+  { Accept: "text/xml;q=0.5, application/json;q=0.9" },
+  { Accept: "application/json;q=abc" },
+  { Accept: "*/*" },
+  { Accept: "\u00ff\u00fe" },
+);
+
+describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () => {
+  beforeAll(async () => {
+    // as test/helpers/locations.ts, with the rate limit off: these files send many requests a second
+    app = await build(NO_RATE_LIMIT);
+    await createDomain(app, "demo");
+    for (const [code, name, parentCode] of [
+      ["country", "Country", null],
+      ["state", "State", "country"],
+      ["district", "District", "state"],
+      ["facility", "Facility", "district"],
+      ["zone", "Zone", null],
+    ] as const) {
+      await app.services.locationTypes.create(app.root, "demo", { code, name, parentCode });
+    }
+    editor = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_locations"] });
+    base = await app.server.listen(0, "127.0.0.1");
+    const create = async (fields: Record<string, unknown>) => {
+      const res = await send("POST", "", JSON.stringify(fields));
+      expect(res.status, res.text).toBe(201);
+      return (res.json as { location_id: string }).location_id;
+    };
+    const country = await create({ name: "Land", location_type_code: "country" });
+    const state = await create({ name: "State", location_type_code: "state", parent_location_id: country });
+    const district = await create({ name: "District", location_type_code: "district", parent_location_id: state });
+    const facility = await create({ name: "Clinic", location_type_code: "facility", parent_location_id: district });
+    ids.push(country, state, district, facility);
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it(`list: ${N.list} odd query strings and Accept headers`, async () => {
+    current = "list";
+    await fc.assert(
+      fc.asyncProperty(queryString(LIST_KEYS), formatHeaders, async (query, headers) => {
+        const res = await send("GET", query, undefined, headers);
+        expect(badAnswer(res, "location", { allowXml: true }), `GET ${query}`).toBeUndefined();
+      }),
+      runs(N.list),
+    );
+  });
+
+  it(`detail and location types: ${N.detail} odd path segments and query strings`, async () => {
+    current = "detail";
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(pathSegment, existingId(), fc.array(pathSegment, { minLength: 2, maxLength: 3 }).map((s) => s.join("/"))),
+        queryString(["format", "limit", "fields"]),
+        formatHeaders,
+        fc.boolean(),
+        async (segment, query, headers, types) => {
+          const res = types
+            ? await rawRequest(base, { method: "GET", path: `/a/demo/api/location_type/v1/${segment}${query}`, headers: { Authorization: editor.authorization, ...headers } }).then((r) => (tally.add(current, r.status), r))
+            : await send("GET", `${segment}${query}`, undefined, headers);
+          expect(badAnswer(res, "location", { allowXml: true }), `GET ${types ? "location_type/v1/" : ""}${segment}${query}`).toBeUndefined();
+        },
+      ),
+      runs(N.detail),
+    );
+  });
+
+  it(`create (POST): ${N.create} payloads with wrong types, odd strings and unknown keys`, async () => {
+    current = "create";
+    await fc.assert(
+      fc.asyncProperty(
+        mutatedObject({ name: "Place", location_type_code: "state", parent_location_id: ids[0] }, locationFields()),
+        fc.oneof(fc.constant(""), queryString(["format"])),
+        async (body, query) => checkWrite("POST", query, JSON.stringify(body)),
+      ),
+      runs(N.create),
+    );
+  });
+
+  it(`update (PUT {location_id}): ${N.update} hostile payloads and ids`, async () => {
+    current = "update";
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof({ weight: 3, arbitrary: existingId() }, { weight: 1, arbitrary: pathSegment }),
+        mutatedObject({ name: "Renamed" }, locationFields()),
+        async (id, body) => checkWrite("PUT", id, JSON.stringify(body)),
+      ),
+      runs(N.update),
+    );
+  });
+
+  it(`bulk PATCH: ${N.bulk} lists of hostile items, all or nothing`, async () => {
+    current = "bulk PATCH";
+    const item = fc.oneof(
+      mutatedObject({ name: "Bulk", location_type_code: "zone" }, locationFields()),
+      mutatedObject({ name: "Renamed" }, locationFields()).map((o) => ({ location_id: ids[1], ...o })),
+      hostileJsonValue,
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          { weight: 5, arbitrary: fc.array(item, { minLength: 1, maxLength: 5 }).map((objects) => ({ objects })) },
+          { weight: 2, arbitrary: item.map((bad) => ({ objects: [{ name: "First", location_type_code: "zone" }, bad] })) },
+          { weight: 1, arbitrary: fc.integer({ min: 99, max: 102 }).map((n) => ({ objects: Array.from({ length: n }, (_, i) => ({ name: `z${i}`, location_type_code: "zone", latitude: "x" })) })) },
+          { weight: 1, arbitrary: mutatedObject({ objects: [] }, { objects: fc.array(item, { maxLength: 2 }) }) },
+        ),
+        async (body) => checkWrite("PATCH", "", JSON.stringify(body)),
+      ),
+      runs(N.bulk),
+    );
+  });
+
+  it(`raw bodies: ${N.rawBodies} malformed JSON, deep nesting, huge and binary bodies on every write`, async () => {
+    current = "raw bodies";
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom<[string, () => string]>(["POST", () => ""], ["PATCH", () => ""], ["PUT", () => ids[2]]),
+        fc.oneof(rawBody, deepJson),
+        async ([method, path], body) => checkWrite(method, path(), body),
+      ),
+      runs(N.rawBodies),
+    );
+  });
+
+  it(`summary: ${LOCATION_INPUTS} inputs planned, all sent`, () => {
+    console.log(`Location API: ${tally.total()} hostile requests\n${tally}`);
+    expect(tally.total()).toBeGreaterThanOrEqual(LOCATION_INPUTS);
+  });
+});
