@@ -1,6 +1,7 @@
 import type { Prisma } from "../db/client.ts";
 import { badInput, forbidden, notFound } from "../errors.ts";
 import { isUuid } from "../util/ids.ts";
+import { isStorableText } from "../util/text.ts";
 import { isPermission, type Permission, type Principal } from "../auth/principal.ts";
 import { OAUTH_GRANTS } from "../auth/oauth.ts";
 import { digestHa1, hashPassword, hashToken, newToken } from "../auth/secrets.ts";
@@ -50,16 +51,22 @@ export class AdminService {
     return this.prisma.domain.findMany({ orderBy: { name: "asc" } });
   }
 
+  /** A name PostgreSQL cannot hold (NUL, unpaired surrogate) names no row: the usual 404, no query. */
   private async domainByName(name: string) {
-    const domain = await this.prisma.domain.findUnique({ where: { name } });
+    const domain = isStorableText(name) ? await this.prisma.domain.findUnique({ where: { name } }) : null;
     if (!domain) throw notFound(`Domain '${name}' not found`);
     return domain;
   }
 
   private async userByName(username: string) {
-    const user = await this.prisma.user.findUnique({ where: { username } });
+    const user = isStorableText(username) ? await this.prisma.user.findUnique({ where: { username } }) : null;
     if (!user) throw notFound(`User '${username}' not found`);
     return user;
+  }
+
+  /** A free-text name to store (a key's or client's): refused when PostgreSQL cannot hold it. */
+  private static requireStorable(what: string, name: string): void {
+    if (!isStorableText(name)) throw badInput(`${what} cannot contain the NUL character or an unpaired surrogate.`);
   }
 
   private static permissions(names: string[]): Permission[] {
@@ -157,6 +164,7 @@ export class AdminService {
   /** A new API key for the user; the key is returned here once and stored only as a hash. */
   async createApiKey(principal: Principal, username: string, name = "") {
     AdminService.requireSuperuser(principal);
+    AdminService.requireStorable("An API key name", name);
     const user = await this.userByName(username);
     const key = newToken(30);
     const row = await this.prisma.apiKey.create({
@@ -189,6 +197,7 @@ export class AdminService {
     const grants = input.grants?.length ? [...new Set(input.grants)] : ["password", "refresh_token"];
     const unknown = grants.filter((g) => !(OAUTH_GRANTS as readonly string[]).includes(g));
     if (unknown.length) throw badInput(`Unsupported grant type(s): ${unknown.join(", ")}`);
+    AdminService.requireStorable("A client name", input.name);
     const user = input.username ? await this.userByName(input.username) : null;
     if (grants.includes("client_credentials") && !user) {
       throw badInput("A client_credentials client acts as a user: give 'username'.");

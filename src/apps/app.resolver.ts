@@ -47,6 +47,29 @@ function mediaFile(row: { id: string; sha256: string; md5: string; size: bigint;
   return { id: row.id, sha256: row.sha256, md5: row.md5, size: Number(row.size), contentType: row.contentType, mediaClass: row.mediaClass };
 }
 
+type JobStatus = MultimediaStatus & { failed: boolean };
+
+const settled = (status: JobStatus) => status.complete || status.failed;
+
+/**
+ * The job's state `now`, then each later change from `events` (whose first is `first`), up to
+ * the final one.
+ */
+async function* progressStream(now: JobStatus, first: Promise<IteratorResult<JobStatus>>, events: AsyncIterator<JobStatus>): AsyncGenerator<JobStatus> {
+  try {
+    yield now;
+    if (settled(now)) return;
+    for (let next = await first; !next.done; next = await events.next()) {
+      // an event older than the state already sent would move the progress backwards
+      if (next.value.progress.current < now.progress.current && !settled(next.value)) continue;
+      yield next.value;
+      if (settled(next.value)) return;
+    }
+  } finally {
+    await events.return?.();
+  }
+}
+
 @Resolver(() => AppType)
 export class AppResolver {
   @Query(() => [AppType])
@@ -97,27 +120,24 @@ export class AppResolver {
 
   @Subscription(() => MultimediaJobType, {
     description: "the job's state now, then every progress change, ending with the final result",
-    subscribe: ({ args, context }) => {
+    // The refusal (403, 404) comes before the stream exists: thrown from inside a running
+    // generator, graphql-ws would report it without its code.
+    subscribe: async ({ args, context }) => {
       const ctx = context as GraphQLContext;
-      return (async function* () {
-        const events = ctx.services.pubsub.subscribe(MULTIMEDIA_PROGRESS, args.processingId);
-        try {
-          const now = await ctx.services.multimediaJobs.statusById(ctx.principal, args.domain, args.processingId);
-          yield now;
-          if (now.complete || now.failed) return;
-          for await (const event of events) {
-            if (event.progress.current < now.progress.current && !event.complete && !event.failed) continue;
-            yield event;
-            if (event.complete || event.failed) return;
-          }
-        } finally {
-          await events.return?.();
-        }
-      })();
+      const events = ctx.services.pubsub.subscribe(MULTIMEDIA_PROGRESS, args.processingId);
+      // A Repeater listens from its first next(): ask now, so that no change after the status read is lost.
+      const first = events.next();
+      try {
+        const now = await ctx.services.multimediaJobs.statusById(ctx.principal, args.domain, args.processingId);
+        return progressStream(now, first, events);
+      } catch (error) {
+        await events.return?.();
+        throw error;
+      }
     },
   })
   multimediaProgress(
-    @Root() status: MultimediaStatus & { failed: boolean },
+    @Root() status: JobStatus,
     @Arg("domain", () => String) _domain: string,
     @Arg("processingId", () => ID) _processingId: string,
   ): MultimediaJobType {

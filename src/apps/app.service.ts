@@ -4,6 +4,7 @@ import { authorize, type DomainRef } from "../auth/permissions.ts";
 import type { Prisma } from "../db/client.ts";
 import { DomainError, badInput, notFound } from "../errors.ts";
 import { newHexId } from "../util/ids.ts";
+import { isStorableText } from "../util/text.ts";
 import { findReferences, MAX_SOURCE_DEPTH, referencePathOf, type Reference } from "./references.ts";
 
 /**
@@ -44,13 +45,8 @@ function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/**
- * Whether PostgreSQL can hold the text: no U+0000 and no unpaired surrogate (text columns and
- * jsonb refuse both). An id that is not storable names nothing; other such input is refused.
- */
-export function storable(text: string): boolean {
-  return !text.includes("\u0000") && !/\p{Cs}/u.test(text);
-}
+/** An id that is not storable names nothing; other such input is refused (the multimedia jobs use it too). */
+export const storable = isStorableText;
 
 /** Why a parsed source cannot be stored as jsonb, or undefined when it can. */
 function unstorableSource(source: unknown): string | undefined {

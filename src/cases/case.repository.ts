@@ -1,6 +1,7 @@
 import { Prisma } from "../generated/prisma/client.ts";
 import type { Prisma as PrismaClient } from "../db/client.ts";
 import { isUuid } from "../util/ids.ts";
+import { isStorableText } from "../util/text.ts";
 import type { CaseQuery } from "./case.filters.ts";
 import type { CaseIndexRecord, CaseRecord } from "./case.serializer.ts";
 
@@ -43,14 +44,17 @@ const COLUMN_OF = {
   date_closed: "date_closed",
 } as const;
 
-/** PostgreSQL text and jsonb cannot hold NUL: a value with one names nothing stored (and would fail the query). */
-const storable = (value: string) => !value.includes("\u0000");
+/**
+ * A value PostgreSQL cannot hold names nothing stored. NUL would fail the query; so would an
+ * unpaired surrogate in a jsonb literal (JSON.stringify escapes it, and jsonb refuses the escape).
+ */
+const storable = isStorableText;
 
 const anyOf = (conditions: Prisma.Sql[]) =>
   conditions.length === 0 ? sql`FALSE` : conditions.length === 1 ? conditions[0] : sql`(${join(conditions, " OR ")})`;
 
 function propertyCondition(name: string, value: string): Prisma.Sql {
-  // A property whose name holds NUL cannot exist (unset); a value holding NUL cannot be stored.
+  // A property whose name cannot be stored does not exist (unset); nor can such a value.
   if (!storable(name)) return value === "" ? sql`TRUE` : sql`FALSE`;
   if (!storable(value)) return sql`FALSE`;
   // An empty value matches an unset property as well as an empty one.

@@ -1,10 +1,11 @@
 import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
-import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import type { SqlMigrationAwareDriverAdapterFactory, SqlQuery } from "@prisma/driver-adapter-utils";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import { log } from "../log.ts";
+import { wellFormed } from "../util/text.ts";
 
 export type Prisma = PrismaClient;
 
@@ -24,9 +25,46 @@ export function clientFor(adapterFactory: SqlMigrationAwareDriverAdapterFactory)
   return new PrismaClient({ adapter: adapterFactory });
 }
 
+/** A query parameter with every string (also inside a list) made well-formed UTF-16. */
+function wellFormedArg(arg: unknown): unknown {
+  if (typeof arg === "string") return wellFormed(arg);
+  return Array.isArray(arg) ? arg.map(wellFormedArg) : arg;
+}
+
+/**
+ * The adapter (or a transaction of it) with its query parameters made well-formed. PGlite can
+ * encode unpaired surrogates as invalid UTF-8 (always two low ones in a row), which PostgreSQL
+ * refuses (22021: a 500), where node-postgres sends U+FFFD; with this, both modes see the same text, and a lookup by such a
+ * string finds nothing instead of failing.
+ */
+function withWellFormedArgs<T extends object>(target: T): T {
+  return new Proxy(target, {
+    get(obj, prop) {
+      const value: unknown = Reflect.get(obj, prop, obj);
+      if (typeof value !== "function") return value;
+      if (prop === "queryRaw" || prop === "executeRaw") {
+        return (query: SqlQuery) => value.call(obj, { ...query, args: query.args.map(wellFormedArg) });
+      }
+      if (prop === "startTransaction") return async (...args: unknown[]) => withWellFormedArgs(await value.apply(obj, args));
+      return value.bind(obj);
+    },
+  });
+}
+
+/** PGlite's adapter factory, whose connections pass well-formed parameters (see above). */
+function pgliteAdapterFactory(pglite: PGlite): SqlMigrationAwareDriverAdapterFactory {
+  const factory = new PrismaPGlite(pglite);
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => withWellFormedArgs(await factory.connect()),
+    connectToShadowDb: async () => withWellFormedArgs(await factory.connectToShadowDb()),
+  };
+}
+
 /** Wraps an already-open PGlite (tests hand in a clone of a migrated template). */
 export function pgliteDatabase(pglite: PGlite): Database {
-  const adapterFactory = new PrismaPGlite(pglite);
+  const adapterFactory = pgliteAdapterFactory(pglite);
   const prisma = clientFor(adapterFactory);
   return {
     kind: "pglite",

@@ -170,6 +170,57 @@ describe("superuser mutations", () => {
   });
 });
 
+describe("names PostgreSQL cannot hold (NUL, unpaired surrogates)", () => {
+  const BAD = ["a\u0000b", "\udfff\udfff", "x\ud800", "\u0000"];
+  /** the error codes of a raw GraphQL request as the superuser */
+  const codesOf = async (query: string, variables: Record<string, unknown>) => {
+    const res = await app.http().post("/graphql").set("Authorization", admin.authorization).send({ query, variables });
+    expect(res.status, JSON.stringify(res.body)).toBeLessThan(500);
+    return { codes: errorCodes(res.body), message: res.body.errors?.[0]?.message as string | undefined };
+  };
+  const tables = async () => {
+    const p = app.db.prisma;
+    return Promise.all([p.user.count(), p.domain.count(), p.membership.count(), p.apiKey.count(), p.oAuthClient.count(), p.user.count({ where: { isActive: false } })]);
+  };
+
+  beforeEach(async () => {
+    await createDomain(app, "alpha");
+    await createUser(app, { username: "worker", domain: "alpha", permissions: ["access_api"] });
+  });
+
+  it.each(BAD.map((bad) => [JSON.stringify(bad), bad]))("a user or domain named %s is NOT_FOUND, as any unknown name, and nothing changes", async (_name, bad) => {
+    const before = await tables();
+    const lookups: [string, Record<string, unknown>][] = [
+      ["mutation($u: String!) { setUserActive(username: $u, active: false) { id } }", { u: bad }],
+      ['mutation($u: String!, $d: String!) { setPermissions(username: $u, domain: $d, permissions: ["access_api"]) { domain } }', { u: bad, d: "alpha" }],
+      ['mutation($u: String!, $d: String!) { setPermissions(username: $u, domain: $d, permissions: ["access_api"]) { domain } }', { u: "worker", d: bad }],
+      ["mutation($u: String!, $d: String!) { removeMembership(username: $u, domain: $d) }", { u: bad, d: "alpha" }],
+      ["mutation($u: String!, $d: String!) { removeMembership(username: $u, domain: $d) }", { u: "worker", d: bad }],
+      ["mutation($u: String!) { createApiKey(username: $u) { key } }", { u: bad }],
+      ['mutation($u: String!) { createOAuthClient(input: { name: "c", grants: ["client_credentials"], username: $u }) { clientId } }', { u: bad }],
+      ["mutation($u: String!) { revokeOAuthTokens(username: $u) }", { u: bad }],
+      ['mutation($d: String!) { createUser(input: { username: "newbie", password: "pw", domain: $d }) { id } }', { d: bad }],
+      ["query($u: String!) { apiKeys(username: $u) { id } }", { u: bad }],
+      ["query($d: String!) { users(domain: $d) { id } }", { d: bad }],
+    ];
+    for (const [query, variables] of lookups) {
+      expect((await codesOf(query, variables)).codes, query).toEqual(["NOT_FOUND"]);
+    }
+    expect(await tables()).toEqual(before);
+  });
+
+  it.each(BAD.map((bad) => [JSON.stringify(bad), bad]))("a name %s to store is BAD_USER_INPUT with a clear message, and nothing is created", async (_name, bad) => {
+    const before = await tables();
+    const user = await codesOf('mutation($u: String!) { createUser(input: { username: $u, password: "pw" }) { id } }', { u: bad });
+    expect(user.codes).toEqual(["BAD_USER_INPUT"]);
+    const key = await codesOf('mutation($n: String) { createApiKey(username: "worker", name: $n) { key } }', { n: bad });
+    expect(key).toEqual({ codes: ["BAD_USER_INPUT"], message: "An API key name cannot contain the NUL character or an unpaired surrogate." });
+    const client = await codesOf("mutation($n: String!) { createOAuthClient(input: { name: $n }) { clientId } }", { n: bad });
+    expect(client).toEqual({ codes: ["BAD_USER_INPUT"], message: "A client name cannot contain the NUL character or an unpaired surrogate." });
+    expect(await tables()).toEqual(before);
+  });
+});
+
 describe("non-superusers", () => {
   let worker: TestUser;
   beforeEach(async () => {

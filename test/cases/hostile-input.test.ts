@@ -5,8 +5,13 @@ import { buildCaseApp, type CaseTestApp } from "../helpers/cases.ts";
  * Regressions found by the property tests of issue #7 (test/properties/cases.test.ts, graphql):
  * unpaired surrogates reached PGlite, which cannot encode two low ones in a row (PostgreSQL then
  * refuses the bytes: a 500). A write carrying one is refused (400, nothing saved); a domain name
- * carrying one names no domain (403, as any unknown domain).
+ * carrying one names no domain (403, as any unknown domain); a lookup by one finds nothing, as
+ * any unknown id (PGlite receives such a string with U+FFFD, as node-postgres sends it).
  */
+
+/** PGlite failed on two low surrogates in a row; the others are here for the same answer. */
+const LONE = ["\udfff\ud800a", "\udfff\udfff", "a\udc00\udc01", "e\ud800", "\udc00"];
+const codes = (body: { errors?: { extensions: { code: string } }[] }) => body.errors?.map((e) => e.extensions.code);
 
 let app: CaseTestApp;
 
@@ -50,5 +55,37 @@ describe("Case API: unpaired surrogates", () => {
       expect(res.body.errors?.map((e: { extensions: { code: string } }) => e.extensions.code), JSON.stringify(res.body)).toEqual(["FORBIDDEN"]);
       expect(res.body.data).toBeNull();
     }
+  });
+
+  it("reads by external ids with unpaired surrogates find nothing (bulk-fetch 200, every id missing)", async () => {
+    const existing = await app.createCase({ external_id: "e\ufffd" });
+    const res = await app.http().post("/a/demo/api/case/v2/bulk-fetch/").set("Authorization", app.reader.authorization).send({ external_ids: LONE });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.matching_records).toBe(0);
+    expect(res.body.missing_records).toBe(LONE.length);
+    expect(JSON.stringify(res.body)).not.toContain(existing.case_id);
+  });
+
+  it("GraphQL caseByExternalId, casesByIds and cases filters with unpaired surrogates find nothing, no error", async () => {
+    await app.createCase({ external_id: "e\ufffd", properties: { district: "\ufffd" } });
+    const gql = (query: string, variables: Record<string, unknown>) =>
+      app.http().post("/graphql").set("Authorization", app.reader.authorization).send({ query, variables });
+    for (const id of LONE) {
+      const one = await gql('query($e: String!) { caseByExternalId(domain: "demo", externalId: $e) { caseId } }', { e: id });
+      expect([one.status, codes(one.body), one.body.data], JSON.stringify(one.body)).toEqual([200, undefined, { caseByExternalId: null }]);
+      const many = await gql('query($e: [String!]) { casesByIds(domain: "demo", externalIds: $e) { matchingRecords missingRecords } }', { e: [id] });
+      expect([many.status, codes(many.body), many.body.data], JSON.stringify(many.body)).toEqual([200, undefined, { casesByIds: { matchingRecords: 0, missingRecords: 1 } }]);
+      for (const filter of [{ externalId: [id] }, { ownerId: [id], caseName: [id] }, { properties: [{ name: "district", values: [id] }] }, { properties: [{ name: id, values: ["x"] }] }]) {
+        const listed = await gql('query($f: CaseFilter) { cases(domain: "demo", filter: $f) { totalCount } }', { f: filter });
+        expect([listed.status, codes(listed.body), listed.body.data], JSON.stringify(listed.body)).toEqual([200, undefined, { cases: { totalCount: 0 } }]);
+      }
+    }
+  });
+
+  it("PGlite receives query parameters with unpaired surrogates as U+FFFD, as node-postgres sends them", async () => {
+    const [row] = await app.db.prisma.$queryRaw<{ t: string; a: string[] }[]>`SELECT ${"\udfff\udfff"}::text AS t, ${["b\udc00\udc01"]}::text[] AS a`;
+    expect(row).toEqual({ t: "\ufffd\ufffd", a: ["b\ufffd\ufffd"] });
+    const inTransaction = await app.db.prisma.$transaction((tx) => tx.$queryRaw<{ t: string }[]>`SELECT ${"a\udc00\udc01"}::text AS t`);
+    expect(inTransaction).toEqual([{ t: "a\ufffd\ufffd" }]);
   });
 });

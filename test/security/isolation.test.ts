@@ -167,12 +167,6 @@ interface GqlRow {
   upload?: () => Buffer;
   /** on B with A's ids compared with random ids (default: yes, unless superuser or self) */
   cross?: boolean;
-  /**
-   * A known bug in a file this test's author may not change: the refusal comes out as
-   * INTERNAL_SERVER_ERROR instead of its own code. Still no data, and the same for A's id and a
-   * random one (no hint); the focused `it.fails` test below fails once it is fixed.
-   */
-  knownBug?: string;
 }
 
 const CASE_SEL = "caseId caseName externalId properties indices { caseId } parent { caseId } children { caseId } forms { id }";
@@ -220,7 +214,7 @@ const GQL_ROWS: GqlRow[] = [
   { field: "upsertCase", type: "mutation", access: "caseWrite", doc: (d, t) => ({ query: `mutation { upsertCase(domain: "${d}", externalId: "${t.externalId}", input: { caseName: "stolen" }) { xformId } }` }) },
   // Subscription
   { field: "caseChanged", type: "subscription", access: "caseRead", doc: (d) => ({ query: `subscription { caseChanged(domain: "${d}") { caseId } }` }), cross: false },
-  { field: "multimediaProgress", type: "subscription", access: "apps", knownBug: "src/apps/app.resolver.ts: a refusal inside the subscription's generator loses its code", doc: (d, t) => ({ query: `subscription { multimediaProgress(domain: "${d}", processingId: "${t.processingId}") { processingId complete result } }` }) },
+  { field: "multimediaProgress", type: "subscription", access: "apps", doc: (d, t) => ({ query: `subscription { multimediaProgress(domain: "${d}", processingId: "${t.processingId}") { processingId complete result } }` }) },
 ];
 
 function sendGql(row: GqlRow, domain: string, t: Target, user: TestUser): Promise<RawResponse> {
@@ -264,15 +258,11 @@ async function gqlResult(row: GqlRow, domain: string, t: Target, user: TestUser)
 }
 
 /** FORBIDDEN and nothing else: no data for the field, no other error. */
-function expectForbidden(result: Awaited<ReturnType<typeof gqlResult>>, message: string | undefined, row: GqlRow): void {
+function expectForbidden(result: Awaited<ReturnType<typeof gqlResult>>, message: string | undefined): void {
   expect(result.status, JSON.stringify(result)).toBeLessThan(500);
   const codes = (result.errors ?? []).map((e) => e.extensions?.code);
-  if (row.knownBug && codes[0] === "INTERNAL_SERVER_ERROR") {
-    expect(codes).toEqual(["INTERNAL_SERVER_ERROR"]);
-  } else {
-    expect(codes, JSON.stringify(result)).toEqual(["FORBIDDEN"]);
-    if (message) expect(result.errors![0].message).toBe(message);
-  }
+  expect(codes, JSON.stringify(result)).toEqual(["FORBIDDEN"]);
+  if (message) expect(result.errors![0].message).toBe(message);
   const data = result.data as Record<string, unknown> | null | undefined;
   expect(data === null || data === undefined || Object.values(data).every((v) => v === null), JSON.stringify(result)).toBe(true);
 }
@@ -418,7 +408,7 @@ describe(`tenant isolation matrix: ${REST_ROWS.length} REST rows and ${GQL_ROWS.
         const results = [];
         for (const t of [existing, random]) {
           const result = await gqlResult(row, A, t, users.bAll);
-          expectForbidden(result, row.access === "superuser" ? undefined : NOT_MEMBER(A), row);
+          expectForbidden(result, row.access === "superuser" ? undefined : NOT_MEMBER(A));
           results.push(normalize(JSON.stringify(result)));
         }
         expect(results[0]).toBe(results[1]);
@@ -427,7 +417,7 @@ describe(`tenant isolation matrix: ${REST_ROWS.length} REST rows and ${GQL_ROWS.
         const results = [];
         for (const t of [existing, random]) {
           const result = await gqlResult(row, A, t, lackingFor(row.access)!);
-          expectForbidden(result, row.access === "superuser" ? undefined : NO_PERMISSION, row);
+          expectForbidden(result, row.access === "superuser" ? undefined : NO_PERMISSION);
           results.push(normalize(JSON.stringify(result)));
         }
         expect(results[0]).toBe(results[1]);
@@ -446,7 +436,7 @@ describe(`tenant isolation matrix: ${REST_ROWS.length} REST rows and ${GQL_ROWS.
       const mine = await gqlResult(row, B, existing, users.bAll);
       const theirs = await gqlResult(row, B, random, users.bAll);
       expect(mine.status).toBeLessThan(500);
-      if (!row.knownBug) expect((mine.errors ?? []).map((e) => e.extensions?.code)).not.toContain("INTERNAL_SERVER_ERROR");
+      expect((mine.errors ?? []).map((e) => e.extensions?.code)).not.toContain("INTERNAL_SERVER_ERROR");
       const text = normalize(JSON.stringify(mine));
       expect(text).toBe(normalize(JSON.stringify(theirs)));
       for (const secret of ["secret", "Secret Land", "owner-a"]) expect(JSON.stringify(mine)).not.toContain(secret);
@@ -472,13 +462,13 @@ describe(`tenant isolation matrix: ${REST_ROWS.length} REST rows and ${GQL_ROWS.
     });
   });
 
-  describe("known bugs (it.fails: flip to it once fixed)", () => {
-    it.fails("subscription multimediaProgress on A as a B member is FORBIDDEN (today INTERNAL_SERVER_ERROR)", async () => {
+  describe("subscription refusals keep their code over the WebSocket", () => {
+    it("subscription multimediaProgress on A as a B member is FORBIDDEN", async () => {
       const row = GQL_ROWS.find((r) => r.field === "multimediaProgress")!;
       const result = await gqlResult(row, A, existing, users.bAll);
       expect((result.errors ?? []).map((e) => e.extensions?.code)).toEqual(["FORBIDDEN"]);
     });
-    it.fails("subscription multimediaProgress on B with A's processing id is NOT_FOUND (today INTERNAL_SERVER_ERROR)", async () => {
+    it("subscription multimediaProgress on B with A's processing id is NOT_FOUND, as a random id", async () => {
       const row = GQL_ROWS.find((r) => r.field === "multimediaProgress")!;
       const result = await gqlResult(row, B, existing, users.bAll);
       expect((result.errors ?? []).map((e) => e.extensions?.code)).toEqual(["NOT_FOUND"]);
