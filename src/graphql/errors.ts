@@ -20,6 +20,13 @@ const CLIENT_CODES = new Set([
 ]);
 
 /**
+ * Client mistakes that a library names its own way. graphql-upload's scalar refuses a variable that
+ * is not a file with INVALID_UPLOAD_VALUE, which graphql-js's variable error inherits: that is a
+ * variable coercion error like any other, BAD_USER_INPUT.
+ */
+const CLIENT_CODE_ALIASES: Record<string, string> = { INVALID_UPLOAD_VALUE: "BAD_USER_INPUT" };
+
+/**
  * Domain errors keep their message and get `extensions.code`; client mistakes pass through;
  * anything else is a bug, logged and reported without its details.
  */
@@ -38,10 +45,11 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
       extensions: { code: original.code, ...original.extra },
     };
   }
-  const code = formatted.extensions?.code;
-  if (typeof code === "string" && CLIENT_CODES.has(code)) {
+  const given = formatted.extensions?.code;
+  const code = typeof given === "string" ? (CLIENT_CODE_ALIASES[given] ?? given) : undefined;
+  if (code !== undefined && CLIENT_CODES.has(code)) {
     const { stacktrace: _stack, ...extensions } = formatted.extensions ?? {};
-    return { ...formatted, extensions };
+    return { ...formatted, extensions: { ...extensions, code } };
   }
   log.error("unhandled GraphQL error", { error: original });
   return {

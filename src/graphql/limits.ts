@@ -1,14 +1,66 @@
 import type { ApolloServerPlugin } from "@apollo/server";
-import { GraphQLError, separateOperations, type DocumentNode, type GraphQLSchema, type ValidationRule } from "graphql";
-import depthLimit from "graphql-depth-limit";
+import {
+  GraphQLError,
+  Kind,
+  getOperationAST,
+  getVariableValues,
+  type DocumentNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionNode,
+  type ValidationContext,
+  type ValidationRule,
+} from "graphql";
 import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from "graphql-query-complexity";
 import { unwrapResolverError } from "@apollo/server/errors";
 import { DomainError } from "../errors.ts";
 
 /** Query depth, alias and cost limits, shared by HTTP (Apollo) and WebSocket (graphql-ws). */
 
-export function depthRule(maxDepth: number) {
-  return depthLimit(maxDepth);
+/** The first selection of `operation` nested more than `maxDepth` fields below its root fields. */
+function tooDeepSelection(operation: OperationDefinitionNode, context: ValidationContext, maxDepth: number): SelectionNode | undefined {
+  // an explicit stack: the document may nest as deep as the parser allows
+  const stack = [{ selections: operation.selectionSet.selections, depth: 0 }];
+  // a fragment entered once at a depth has nothing new to show there: this ends cycles and blow-ups
+  const entered = new Set<string>();
+  while (stack.length) {
+    const { selections, depth } = stack.pop()!;
+    for (const selection of selections) {
+      if (depth > maxDepth) return selection;
+      if (selection.kind === Kind.FIELD) {
+        // introspection fields are not the data's depth
+        if (selection.selectionSet && !selection.name.value.startsWith("__")) {
+          stack.push({ selections: selection.selectionSet.selections, depth: depth + 1 });
+        }
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        stack.push({ selections: selection.selectionSet.selections, depth });
+      } else {
+        const fragment = context.getFragment(selection.name.value);
+        const key = `${depth} ${selection.name.value}`;
+        if (!fragment || entered.has(key)) continue; // an unknown fragment is KnownFragmentNames' to report
+        entered.add(key);
+        stack.push({ selections: fragment.selectionSet.selections, depth });
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * At most `maxDepth` levels of fields below an operation's root fields (introspection excepted).
+ * Validation rules run side by side, so this one meets documents that other rules refuse: a
+ * fragment that spreads itself (NoFragmentCycles), an unknown fragment (KnownFragmentNames). It must
+ * neither loop nor throw on them.
+ */
+export function depthRule(maxDepth: number): ValidationRule {
+  return (context) => ({
+    OperationDefinition(operation) {
+      const node = tooDeepSelection(operation, context, maxDepth);
+      if (!node) return;
+      const name = operation.name?.value ?? "";
+      context.reportError(new GraphQLError(`'${name}' exceeds maximum operation depth of ${maxDepth}`, { nodes: [node] }));
+    },
+  });
 }
 
 /**
@@ -37,36 +89,73 @@ export function limitRules(limits: { graphqlMaxDepth: number; graphqlMaxAliases:
   return [depthRule(limits.graphqlMaxDepth), aliasRule(limits.graphqlMaxAliases)];
 }
 
+/** graphql-query-complexity stops counting past this many selections (fragments spread each time). */
+const MAX_QUERY_NODES = 10_000;
+const NODE_LIMIT_MESSAGE = "Query exceeds the maximum allowed number of nodes.";
+
+/**
+ * The estimated cost of running `operation` with `variables`: Infinity past MAX_QUERY_NODES
+ * selections. Or, when the variables do not coerce (missing, null where required, of the wrong
+ * type), graphql-js's coercion errors: the operation will not run, and those errors are the
+ * client's (graphql-query-complexity would throw them with no code, an internal error).
+ */
 export function queryCost(
   schema: GraphQLSchema,
   document: DocumentNode,
-  operationName: string | null | undefined,
-  variables: Record<string, unknown> | undefined,
-): number {
-  const operations = separateOperations(document);
-  const names = Object.keys(operations);
-  const query = operationName && operations[operationName] ? operations[operationName] : names.length === 1 ? operations[names[0]] : document;
-  return getComplexity({
-    schema,
-    query,
-    operationName: operationName ?? undefined,
-    variables: variables ?? {},
-    estimators: [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })],
-  });
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown> | null | undefined,
+): number | readonly GraphQLError[] {
+  // as execution coerces them, with its limit of 50 errors
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
+  if (coerced.errors) return coerced.errors;
+  // the library matches operations by name and fails on an anonymous one: give it only this one
+  const fragments = document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION);
+  const query: DocumentNode = { kind: Kind.DOCUMENT, definitions: [operation, ...fragments] };
+  try {
+    return getComplexity({
+      schema,
+      query,
+      variables: variables ?? {},
+      maxQueryNodes: MAX_QUERY_NODES,
+      estimators: [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })],
+    });
+  } catch (error) {
+    // fragments spread in fragments multiply the selections of a small document
+    if (error instanceof GraphQLError && error.message === NODE_LIMIT_MESSAGE) return Infinity;
+    throw error;
+  }
 }
 
 export function costError(cost: number, maxCost: number): GraphQLError {
-  return new GraphQLError(`Query is too expensive: cost ${cost} exceeds the limit of ${maxCost}.`, {
+  const reason = Number.isFinite(cost)
+    ? `cost ${cost} exceeds the limit of ${maxCost}`
+    : `it has more than ${MAX_QUERY_NODES} selections once its fragments are spread`;
+  return new GraphQLError(`Query is too expensive: ${reason}.`, {
     extensions: { code: "QUERY_TOO_COMPLEX", http: { status: 400 } },
   });
+}
+
+/**
+ * The operation graphql-js's execute would run, or the client's error when the request names none
+ * (Apollo answers that over HTTP with OPERATION_RESOLUTION_FAILURE and the same messages).
+ */
+export function operationToRun(document: DocumentNode, operationName: string | null | undefined): OperationDefinitionNode | GraphQLError {
+  const operation = getOperationAST(document, operationName);
+  if (operation) return operation;
+  const message = operationName != null ? `Unknown operation named "${operationName}".` : "Must provide operation name if query contains multiple operations.";
+  return new GraphQLError(message, { extensions: { code: "OPERATION_RESOLUTION_FAILURE" } });
 }
 
 export function costLimitPlugin(maxCost: number): ApolloServerPlugin {
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ request, document, schema }) {
-          const cost = queryCost(schema, document, request.operationName, request.variables);
+        async didResolveOperation({ request, document, schema, operation }) {
+          // no operation to run: Apollo answers OPERATION_RESOLUTION_FAILURE (400) itself
+          if (!operation) return;
+          const cost = queryCost(schema, document, operation, request.variables);
+          // variables that do not coerce: execution refuses them itself, BAD_USER_INPUT (400), and runs nothing
+          if (typeof cost !== "number") return;
           if (cost > maxCost) throw costError(cost, maxCost);
         },
       };

@@ -107,7 +107,8 @@ describe("GraphQL upload size (UPLOAD_LIMIT_BYTES, GRAPHQL_UPLOAD_MAX_FILES)", (
     const res = await multipart(IMPORT, { domain: "demo", file: null }, files, { 0: ["variables.file"], 1: ["variables.x"], 2: ["variables.y"] });
     expect(res.status).toBe(413);
     expect(res.headers["content-type"]).toMatch(/^application\/json/);
-    expect(res.body.error).toMatch(/2 max file uploads exceeded/);
+    expect(res.body.errors[0].message).toMatch(/2 max file uploads exceeded/);
+    expect(res.body.errors[0].extensions.code).toBe("PAYLOAD_TOO_LARGE");
     expect(await app.db.prisma.app.count()).toBe(before);
   });
 
@@ -115,6 +116,30 @@ describe("GraphQL upload size (UPLOAD_LIMIT_BYTES, GRAPHQL_UPLOAD_MAX_FILES)", (
     const res = await multipart(IMPORT, { domain: "demo", file: null, pad: "x".repeat(BODY_LIMIT + 10) }, { 0: Buffer.from("{}") }, { 0: ["variables.file"] });
     expect(res.status).toBe(413);
     expect(res.headers["content-type"]).toMatch(/^application\/json/);
+    expect(res.body.errors[0].extensions.code).toBe("PAYLOAD_TOO_LARGE");
+  });
+});
+
+describe("GraphQL request bodies refused before Apollo keep GraphQL's error shape", () => {
+  const raw = (body: string, contentType: string) =>
+    app.http().post("/graphql").set("Authorization", user.authorization).set("apollo-require-preflight", "true").set("Content-Type", contentType).send(body);
+  const part = (name: string, value: string) => `--B7\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+
+  it("a malformed multipart body, a broken or missing `map`, an unsupported charset: 400 BAD_REQUEST in errors[]", async () => {
+    for (const [name, body, contentType] of [
+      ["unexpected end of form", '[{"query":"{ me { id } }"}]', "multipart/form-data; boundary=x"],
+      ["no boundary", "--x--\r\n", "multipart/form-data"],
+      ["malformed part header", "--B7\r\nnot a header\r\n\r\nx\r\n--B7--\r\n", "multipart/form-data; boundary=B7"],
+      ["no map", `${part("operations", '{"query":"{ me { id } }"}')}--B7--\r\n`, "multipart/form-data; boundary=B7"],
+      ["map not JSON", `${part("operations", '{"query":"{ me { id } }"}')}${part("map", "{")}--B7--\r\n`, "multipart/form-data; boundary=B7"],
+      ["latin1 JSON", "{}", "application/json; charset=latin1"],
+    ]) {
+      const res = await raw(body, contentType);
+      expect(res.status, name).toBe(400);
+      expect(res.headers["content-type"], name).toMatch(/^application\/json/);
+      expect(Object.keys(res.body), name).toEqual(["errors"]);
+      expect(res.body.errors, name).toEqual([{ message: expect.any(String), extensions: { code: "BAD_REQUEST" } }]);
+    }
   });
 });
 
