@@ -61,20 +61,28 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
 }
 
 /**
- * Apollo plugin: a response whose only errors are SERVICE_UNAVAILABLE and that carries no data goes
- * out as HTTP 503 with Retry-After, like REST (graphql-over-HTTP allows a non-200 status then).
+ * Apollo plugin: a response that carries no data and whose only errors have `code` goes out with
+ * HTTP `status` (and `headers`), as REST answers the same refusal (graphql-over-HTTP allows a
+ * non-200 status then).
  */
-export const serviceUnavailablePlugin: ApolloServerPlugin = {
-  async requestDidStart() {
-    return {
-      async willSendResponse({ response }) {
-        if (response.body.kind !== "single") return;
-        const { errors, data } = response.body.singleResult;
-        if (!errors?.length || (data && Object.values(data).some((v) => v !== null))) return;
-        if (!errors.every((e) => e.extensions?.code === "SERVICE_UNAVAILABLE")) return;
-        response.http.status = 503;
-        response.http.headers.set("Retry-After", String(SERVICE_UNAVAILABLE_RETRY_SECONDS));
-      },
-    };
-  },
-};
+function statusWhenOnly(code: string, status: number, headers: Record<string, string> = {}): ApolloServerPlugin {
+  return {
+    async requestDidStart() {
+      return {
+        async willSendResponse({ response }) {
+          if (response.body.kind !== "single") return;
+          const { errors, data } = response.body.singleResult;
+          if (!errors?.length || (data && Object.values(data).some((v) => v !== null))) return;
+          if (!errors.every((e) => e.extensions?.code === code)) return;
+          response.http.status = status;
+          for (const [name, value] of Object.entries(headers)) response.http.headers.set(name, value);
+        },
+      };
+    },
+  };
+}
+
+/** A database outage: 503 with Retry-After. */
+export const serviceUnavailablePlugin = statusWhenOnly("SERVICE_UNAVAILABLE", 503, { "Retry-After": String(SERVICE_UNAVAILABLE_RETRY_SECONDS) });
+/** An upload over the limit: 413. */
+export const payloadTooLargePlugin = statusWhenOnly("PAYLOAD_TOO_LARGE", 413);

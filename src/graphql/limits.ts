@@ -178,20 +178,3 @@ export function uploadClientError(error: unknown): DomainError | undefined {
   const message = typeof original.message === "string" ? original.message : "Bad request.";
   return new DomainError(status === 413 ? "PAYLOAD_TOO_LARGE" : "BAD_USER_INPUT", message);
 }
-
-/**
- * A GraphQL response whose only errors are PAYLOAD_TOO_LARGE and that has no data goes out as HTTP
- * 413, as REST does for an upload over the limit.
- */
-export const payloadTooLargePlugin: ApolloServerPlugin = {
-  async requestDidStart() {
-    return {
-      async willSendResponse({ response }) {
-        if (response.body.kind !== "single") return;
-        const { errors, data } = response.body.singleResult;
-        if (!errors?.length || (data && Object.values(data).some((v) => v !== null))) return;
-        if (errors.every((e) => e.extensions?.code === "PAYLOAD_TOO_LARGE")) response.http.status = 413;
-      },
-    };
-  },
-};

@@ -24,10 +24,10 @@ import { log } from "../log.ts";
 import { toDomainError } from "../rest/errors.ts";
 import type { Services } from "../services.ts";
 import { createContext, type GraphQLContext } from "./context.ts";
-import { formatError, serviceUnavailablePlugin } from "./errors.ts";
+import { formatError, payloadTooLargePlugin, serviceUnavailablePlugin } from "./errors.ts";
 import { RateLimitedError, type RateLimiter } from "../rate-limit/rate-limit.service.ts";
 import { graphqlRateLimit, operationDomains, rateLimitedGraphQLError } from "../rate-limit/rate-limit.graphql.ts";
-import { costError, costLimitPlugin, limitRules, operationToRun, payloadTooLargePlugin, queryCost, uploadClientError } from "./limits.ts";
+import { costError, costLimitPlugin, limitRules, operationToRun, queryCost, uploadClientError } from "./limits.ts";
 
 /** graphql-js gives parse and validation errors no code; over WebSocket nobody else adds one. */
 function withCode(errors: readonly GraphQLError[], code: string): GraphQLError[] {
