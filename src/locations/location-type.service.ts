@@ -2,6 +2,7 @@ import type { Prisma } from "../db/client.ts";
 import type { Principal } from "../auth/principal.ts";
 import { authorize } from "../auth/permissions.ts";
 import { badInput, forbidden, notFound } from "../errors.ts";
+import { isStorableText } from "../util/text.ts";
 
 /** Location types per domain: a code, a name and an optional parent type (CONTRACT §3). */
 
@@ -13,11 +14,8 @@ export interface LocationTypeInput {
 
 const CODE = /^[\w-]{1,100}$/;
 
-/**
- * A name PostgreSQL text cannot hold (NUL, unpaired surrogates: PGlite fails to encode two in a
- * row) names nothing: look-ups answer "not found" without asking, and no such name is stored.
- */
-const unstorable = (text: string) => text.includes("\u0000") || /\p{Cs}/u.test(text);
+/** A name PostgreSQL text cannot hold names nothing: look-ups answer "not found" without asking. */
+const unstorable = (text: string) => !isStorableText(text);
 
 export class LocationTypeService {
   constructor(private readonly prisma: Prisma) {}

@@ -2,9 +2,9 @@ import { Prisma } from "../generated/prisma/client.ts";
 import type { Prisma as PrismaClient } from "../db/client.ts";
 import { isUuid } from "../util/ids.ts";
 import type { LocationRecord } from "./location.serializer.ts";
+import { isStorableText } from "../util/text.ts";
 
 /** Whether PostgreSQL text can hold (and so a stored value can equal) the string. */
-const storableText = (value: string) => !value.includes("\u0000") && !/\p{Cs}/u.test(value);
 
 /** Location reads in SQL, always scoped to one domain; hierarchies in one recursive query. */
 
@@ -71,7 +71,7 @@ export class LocationRepository {
     const parts: Prisma.Sql[] = [sql`l.domain_id = ${domain.id}::uuid`];
     // PostgreSQL text cannot hold NUL nor unpaired surrogates (as a parameter they may fail: a
     // 500), so no stored value has one.
-    const equals = (column: Prisma.Sql, value: string) => (!storableText(value) ? sql`FALSE` : sql`${column} = ${value}`);
+    const equals = (column: Prisma.Sql, value: string) => (!isStorableText(value) ? sql`FALSE` : sql`${column} = ${value}`);
     if (filter.siteCode !== undefined) parts.push(equals(sql`l.site_code`, filter.siteCode.toLowerCase()));
     if (filter.name !== undefined) parts.push(equals(sql`l.name`, filter.name));
     if (filter.typeCode !== undefined) parts.push(equals(sql`t.code`, filter.typeCode));
@@ -95,7 +95,7 @@ export class LocationRepository {
   }
 
   async bySiteCode(domain: { id: string; name: string }, siteCode: string): Promise<LocationRecord | undefined> {
-    if (!storableText(siteCode)) return undefined;
+    if (!isStorableText(siteCode)) return undefined;
     const rows = await this.db.$queryRaw<Row[]>`${SELECT} WHERE l.domain_id = ${domain.id}::uuid AND l.site_code = ${siteCode.toLowerCase()}`;
     return this.records(domain.name, rows)[0];
   }
