@@ -26,8 +26,8 @@ export const LOCATION_KEYS = [
 
 export const LOCATIONS = "/a/demo/api/location/v2/";
 
-export async function buildLocationApp(wrapDb?: Parameters<typeof build>[1]): Promise<LocationTestApp> {
-  const app = await build({}, wrapDb);
+/** The "demo" domain with its location types: country > state > district > facility, and zone. */
+export async function seedLocationDomain(app: TestApp): Promise<void> {
   await createDomain(app, "demo");
   for (const [code, name, parentCode] of [
     ["country", "Country", null],
@@ -38,6 +38,11 @@ export async function buildLocationApp(wrapDb?: Parameters<typeof build>[1]): Pr
   ] as const) {
     await app.services.locationTypes.create(app.root, "demo", { code, name, parentCode });
   }
+}
+
+export async function buildLocationApp(wrapDb?: Parameters<typeof build>[1]): Promise<LocationTestApp> {
+  const app = await build({}, wrapDb);
+  await seedLocationDomain(app);
   const editor = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_locations"] });
   const reader = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations"] });
   const auth = editor.authorization;

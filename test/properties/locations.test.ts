@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { build, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { seedLocationDomain } from "../helpers/locations.ts";
 import {
   badAnswer,
   changedTables,
@@ -98,18 +99,9 @@ const formatHeaders = fc.constantFrom<Record<string, string>>(
 
 describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () => {
   beforeAll(async () => {
-    // as test/helpers/locations.ts, with the rate limit off: these files send many requests a second
+    // the rate limit off: these files send many requests a second
     app = await build(NO_RATE_LIMIT);
-    await createDomain(app, "demo");
-    for (const [code, name, parentCode] of [
-      ["country", "Country", null],
-      ["state", "State", "country"],
-      ["district", "District", "state"],
-      ["facility", "Facility", "district"],
-      ["zone", "Zone", null],
-    ] as const) {
-      await app.services.locationTypes.create(app.root, "demo", { code, name, parentCode });
-    }
+    await seedLocationDomain(app);
     editor = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_locations"] });
     base = await app.server.listen(0, "127.0.0.1");
     const create = async (fields: Record<string, unknown>) => {
