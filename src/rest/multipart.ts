@@ -43,11 +43,15 @@ export async function readMultipart(
       }
       parser.on("field", (name, value) => (fields[name] = value));
       parser.on("file", (name, stream, info) => {
+        // A body cut off inside a file part fails that file's stream too ("Unexpected end of
+        // form"): without a listener that error would be uncaught and end the process.
+        stream.on("error", () => reject(badInput("Malformed multipart body.")));
         if (!options.fileFields.includes(name) || files[name]) return void stream.resume();
         const file = path.join(dir, `${Object.keys(files).length}-${name}`);
         const entry: UploadedFile = { path: file, size: 0, filename: info.filename ?? "" };
         files[name] = entry;
         const out = createWriteStream(file);
+        stream.on("error", () => out.destroy());
         stream.on("data", (chunk: Buffer) => (entry.size += chunk.length));
         stream.on("limit", () => reject(new DomainError("PAYLOAD_TOO_LARGE", `The uploaded file is larger than ${options.maxFileBytes} bytes.`)));
         writes.push(
