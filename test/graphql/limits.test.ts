@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createClient } from "graphql-ws";
+import { createClient, type Client } from "graphql-ws";
 import { WebSocket } from "ws";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 
@@ -27,6 +27,21 @@ const fragmentBlowUp = (levels: number) =>
   `{ ...F0 } ${Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(" ")} fragment F${levels} on Query { __typename }`;
 
 const FULL_CASE = "caseId caseName caseType closed dateClosed dateOpened domain externalId indexedOn indices { name caseType caseId relationship } lastModified openedBy { id username } ownerId properties serverLastModified";
+
+type Payload = { query: string; operationName?: string; variables?: Record<string, unknown> };
+
+/** The error codes a WebSocket subscribe message gets back, whether as a result or as an error message. */
+async function wsErrorCodes(client: Client, payload: Payload): Promise<unknown[]> {
+  const events = client.iterate(payload);
+  try {
+    const { value } = await events.next();
+    return (value?.errors ?? []).map((e: { extensions?: { code?: unknown } }) => e.extensions?.code);
+  } catch (errors) {
+    return (errors as { extensions?: { code?: string } }[]).map((e) => e.extensions?.code);
+  } finally {
+    await events.return?.();
+  }
+}
 
 describe("GraphQL limits", () => {
   it("the default GRAPHQL_MAX_COST admits the largest page (5,000 cases) with every case field, but not its children's children", async () => {
@@ -74,17 +89,7 @@ describe("GraphQL limits", () => {
   it("applies depth and cost over WebSocket too, with the same codes", async () => {
     const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
     const client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0, lazy: true });
-    const codes = async (query: string) => {
-      const events = client.iterate({ query });
-      try {
-        const { value } = await events.next();
-        return (value?.errors ?? []).map((e: { extensions?: { code?: unknown } }) => e.extensions?.code);
-      } catch (errors) {
-        return (errors as { extensions?: { code?: string } }[]).map((e) => e.extensions?.code);
-      } finally {
-        await events.return?.();
-      }
-    };
+    const codes = (query: string) => wsErrorCodes(client, { query });
     try {
       expect(await codes('{ cases(domain: "demo") { nodes { parent { parent { parent { parent { parent { caseId } } } } } } } }')).toEqual(["GRAPHQL_VALIDATION_FAILED"]);
       expect(await codes('{ cases(domain: "demo", first: 5000) { nodes { caseId children { caseId } } } }')).toEqual(["QUERY_TOO_COMPLEX"]);
@@ -140,17 +145,7 @@ describe("GraphQL limits", () => {
   it("over WebSocket, the client's mistakes that Apollo answers over HTTP get the same codes", async () => {
     const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
     const client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0, lazy: true });
-    const codes = async (payload: { query: string; operationName?: string; variables?: Record<string, unknown> }) => {
-      const events = client.iterate(payload);
-      try {
-        const { value } = await events.next();
-        return (value?.errors ?? []).map((e: { extensions?: { code?: unknown } }) => e.extensions?.code);
-      } catch (errors) {
-        return (errors as { extensions?: { code?: string } }[]).map((e) => e.extensions?.code);
-      } finally {
-        await events.return?.();
-      }
-    };
+    const codes = (payload: Payload) => wsErrorCodes(client, payload);
     try {
       expect(new Set(await codes({ query: "{ me { ...F } } fragment F on User { ...F }" }))).toEqual(new Set(["GRAPHQL_VALIDATION_FAILED"]));
       expect(await codes({ query: "{ me { username } }", operationName: "Nope" })).toEqual(["OPERATION_RESOLUTION_FAILURE"]);
