@@ -10,7 +10,7 @@ import { OAuthService } from "./auth/oauth.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/client.ts";
 import { serverSecret } from "./db/server-secrets.ts";
-import { localEventBus, postgresEventBus, type EventBus, type PubSub } from "./graphql/pubsub.ts";
+import { localEventBus, postgresEventBus, type EventBus, type PubSub } from "./events/bus.ts";
 import { LocationTypeService } from "./locations/location-type.service.ts";
 import { LocationService } from "./locations/location.service.ts";
 import { AppService } from "./apps/app.service.ts";

@@ -5,7 +5,7 @@ import { pipeline } from "node:stream/promises";
 import { GraphQLUpload, type FileUpload } from "graphql-upload-ts";
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import type { GraphQLContext } from "../graphql/context.ts";
-import { MULTIMEDIA_PROGRESS, type MultimediaStatus } from "../multimedia/job.service.ts";
+import { MULTIMEDIA_PROGRESS, type MultimediaStatus } from "../multimedia/job.events.ts";
 import type { MultimediaMap } from "./app.service.ts";
 import { AppType, AppVersionType, ImportAppResultType, MultimediaFileType, MultimediaJobType, MultimediaReferenceType } from "./app.types.ts";
 

@@ -1,4 +1,5 @@
 import { badInput, DomainError } from "../errors.ts";
+import { pythonStr } from "../util/python.ts";
 
 /**
  * Validation of case write payloads (CONTRACT §2 "Writes"): pure, before any database work, so a
@@ -58,22 +59,6 @@ export type CaseAction =
 /** Valid XML element name: a letter or _, then letters, digits, _ - .; no colon; not xml…. */
 export function isXmlName(name: string): boolean {
   return /^[\p{L}_][\p{L}\p{N}_.-]*$/u.test(name) && !/^xml/i.test(name);
-}
-
-/** How the original server (Python) prints a value in its messages. */
-export function pythonStr(value: unknown): string {
-  if (value === null) return "None";
-  if (value === true) return "True";
-  if (value === false) return "False";
-  if (typeof value === "string") return value;
-  if (typeof value === "number") return String(value);
-  const repr = (v: unknown): string => {
-    if (typeof v === "string") return `'${v.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
-    if (Array.isArray(v)) return `[${v.map(repr).join(", ")}]`;
-    if (v && typeof v === "object") return `{${Object.entries(v).map(([k, x]) => `${repr(k)}: ${repr(x)}`).join(", ")}}`;
-    return pythonStr(v);
-  };
-  return repr(value);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -5,7 +5,8 @@ import type { GraphQLContext } from "../graphql/context.ts";
 import type { Params } from "./case.filters.ts";
 import { parseBulkRequest } from "./case.read.service.ts";
 import type { CaseRecord } from "./case.serializer.ts";
-import { CASE_CHANGED, type CaseChangedEvent, type WriteRequest } from "./case.write.service.ts";
+import { CASE_CHANGED, type CaseChangedEvent } from "./case.events.ts";
+import type { WriteRequest } from "./case.write.service.ts";
 import {
   ActorType,
   CaseBulkItemInput,
@@ -19,8 +20,8 @@ import {
   CaseType,
   CaseWriteResultType,
   FormType,
-  type DateRangeInput,
 } from "./case.types.ts";
+import type { DateRangeInput } from "../graphql/date-range.types.ts";
 
 /**
  * GraphQL twin of the Case API: the same services, so the same rules and messages. Filters and

@@ -1,5 +1,6 @@
 import { GraphQLJSONObject } from "graphql-scalars";
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
+import { DateRangeInput } from "../graphql/date-range.types.ts";
 
 /** GraphQL shapes of the Case API. Inputs mirror the REST payloads so one validator serves both. */
 
@@ -193,21 +194,6 @@ export class CaseChangeType {
 
   @Field(() => ID)
   formId!: string;
-}
-
-@InputType("DateRange", { description: "bounds as in REST: a date (whole day) or an ISO 8601 datetime" })
-export class DateRangeInput {
-  @Field(() => String, { nullable: true })
-  gt?: string | null;
-
-  @Field(() => String, { nullable: true })
-  gte?: string | null;
-
-  @Field(() => String, { nullable: true })
-  lt?: string | null;
-
-  @Field(() => String, { nullable: true })
-  lte?: string | null;
 }
 
 @InputType("PropertyFilter")

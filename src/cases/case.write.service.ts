@@ -3,7 +3,8 @@ import { authorize, type DomainRef } from "../auth/permissions.ts";
 import type { Prisma } from "../db/client.ts";
 import { Prisma as Sql } from "../generated/prisma/client.ts";
 import { badInput, DomainError } from "../errors.ts";
-import type { PubSub } from "../graphql/pubsub.ts";
+import type { PubSub } from "../events/bus.ts";
+import { CASE_CHANGED, type CaseChangedEvent } from "./case.events.ts";
 import { newUuid } from "../util/ids.ts";
 import { requireJson } from "../util/json.ts";
 import { selectFields } from "./case.fields.ts";
@@ -18,15 +19,6 @@ import { serializeCase, type CaseRecord } from "./case.serializer.ts";
  * together with the one form generated for it. Upserts take a lock on (domain, external_id), so
  * concurrent upserts of one external id end as one case.
  */
-
-export const CASE_CHANGED = "caseChanged" as const;
-
-export interface CaseChangedEvent {
-  domain: string;
-  caseId: string;
-  caseType: string;
-  formId: string;
-}
 
 export interface WriteRequest {
   principal: Principal;

@@ -1,6 +1,48 @@
 import DataLoader from "dataloader";
 import type { Prisma } from "../db/client.ts";
 
+/**
+ * Per-request batching of GraphQL relations whose records live in several domains: the keys of one
+ * batch are grouped by domain and each domain is loaded with one scoped call, so that no query ever
+ * reads across domains and a page of any size costs one query per domain.
+ */
+
+/** One key of a per-domain loader: the domain (its name or its id, as the loader's `scope` takes it) and the key within it. */
+export interface DomainKey {
+  domain: string;
+  key: string;
+}
+
+const SEP = "\u0000";
+
+/**
+ * `scope` turns a key's domain into what `load` takes (null: no such domain, every key of it is
+ * `missing`); `load` answers the keys of one domain in their order.
+ */
+export function perDomainLoader<D, V>(
+  scope: (domain: string) => Promise<D | null>,
+  load: (domain: D, keys: string[]) => Promise<readonly V[]>,
+  missing: V,
+): DataLoader<DomainKey, V, string> {
+  return new DataLoader<DomainKey, V, string>(
+    async (keys) => {
+      const groups = new Map<string, string[]>();
+      for (const { domain, key } of keys) groups.set(domain, [...(groups.get(domain) ?? []), key]);
+      const found = new Map<string, V>();
+      await Promise.all(
+        [...groups].map(async ([domain, domainKeys]) => {
+          const scoped = await scope(domain);
+          if (scoped === null) return;
+          const values = await load(scoped, domainKeys);
+          domainKeys.forEach((key, i) => found.set(`${domain}${SEP}${key}`, values[i]!));
+        }),
+      );
+      return keys.map(({ domain, key }) => found.get(`${domain}${SEP}${key}`) ?? missing);
+    },
+    { cacheKeyFn: ({ domain, key }) => `${domain}${SEP}${key}` },
+  );
+}
+
 /** Domain ids by name, batched per request (loaders of records that carry a domain name). */
 export function domainIdLoader(prisma: Prisma): DataLoader<string, string | null> {
   return new DataLoader<string, string | null>(async (names) => {

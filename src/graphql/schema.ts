@@ -6,7 +6,7 @@ import { AppResolver } from "../apps/app.resolver.ts";
 import { CaseIndexResolver, CaseResolver } from "../cases/case.resolver.ts";
 import { LocationTypeResolver } from "../locations/location-type.resolver.ts";
 import { LocationResolver } from "../locations/location.resolver.ts";
-import { createLocalPubSub } from "./pubsub.ts";
+import { createLocalPubSub } from "../events/bus.ts";
 
 export const RESOLVERS = [AdminResolver, LocationTypeResolver, LocationResolver, CaseResolver, CaseIndexResolver, AppResolver] as const;
 

@@ -5,7 +5,7 @@ import { badInput, notFound } from "../errors.ts";
 import { parseDateValue, rangeBound, type RangeOp } from "../util/dates.ts";
 import { isUuid, newUuid } from "../util/ids.ts";
 import { requireJson } from "../util/json.ts";
-import { pythonStr } from "../cases/case.payload.ts";
+import { pythonStr } from "../util/python.ts";
 import { LocationRepository, type LocationFilter, type LocationOrder } from "./location.repository.ts";
 import type { LocationRecord } from "./location.serializer.ts";
 import { isValidSiteCode, siteCodeBase, uniqueSiteCode } from "./site-code.ts";

@@ -1,6 +1,6 @@
 import { GraphQLJSONObject } from "graphql-scalars";
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
-import { DateRangeInput } from "../cases/case.types.ts";
+import { DateRangeInput } from "../graphql/date-range.types.ts";
 
 /** GraphQL shapes of the Location API; inputs mirror the REST bodies so one validator serves both. */
 

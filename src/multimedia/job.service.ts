@@ -2,7 +2,8 @@ import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
 import type { Prisma } from "../db/client.ts";
 import { DomainError, badInput, notFound } from "../errors.ts";
-import type { PubSub } from "../graphql/pubsub.ts";
+import type { PubSub } from "../events/bus.ts";
+import { MULTIMEDIA_PROGRESS, type MultimediaStatus } from "./job.events.ts";
 import { newHexId } from "../util/ids.ts";
 import { storable, type AppService, type MultimediaMap } from "../apps/app.service.ts";
 import type { BlobStore } from "./blob-store.ts";
@@ -15,18 +16,6 @@ import { checkArchive, type ArchiveResult, type StoredMedia } from "./zip-proces
  * retries it when that worker dies; the row records status and progress, and its locked_by names
  * the attempt allowed to write them, so a stale attempt can never overwrite a newer one.
  */
-
-export const MULTIMEDIA_PROGRESS = "multimediaProgress" as const;
-
-export interface MultimediaStatus {
-  success: true;
-  complete: boolean;
-  in_queue: boolean;
-  progress: { percent: number; current: number; total: number };
-  errors: unknown[];
-  processing_id: string;
-  [resultField: string]: unknown;
-}
 
 export interface JobRow {
   id: string;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { postgresDatabase } from "../../src/db/client.ts";
-import { localEventBus, postgresEventBus } from "../../src/graphql/pubsub.ts";
-import type { CaseChangedEvent } from "../../src/cases/case.write.service.ts";
+import { localEventBus, postgresEventBus } from "../../src/events/bus.ts";
+import type { CaseChangedEvent } from "../../src/cases/case.events.ts";
 import { freshDatabase, usingPostgres } from "../helpers/db.ts";
 
 const event: CaseChangedEvent = { domain: "d", caseId: "c", caseType: "t", formId: "f" };

@@ -1,9 +1,9 @@
 import { setMaxListeners } from "node:events";
 import { createPubSub } from "@graphql-yoga/subscription";
 import pg from "pg";
-import type { CaseChangedEvent } from "../cases/case.write.service.ts";
+import type { CaseChangedEvent } from "../cases/case.events.ts";
 import { log } from "../log.ts";
-import type { MultimediaStatus } from "../multimedia/job.service.ts";
+import type { MultimediaStatus } from "../multimedia/job.events.ts";
 
 /**
  * The one PubSub of the process, with typed topics. Embedded mode delivers in process; PostgreSQL
