@@ -1,0 +1,142 @@
+/**
+ * Import rules of the house (ARCHITECTURE.md, "Rules of the house" and "Lessons from the first
+ * build"), checked by `npm run lint:deps`. Paths are matched from the repository root.
+ *
+ * Layers, from the bottom up:
+ *   ground    src/db, src/util, src/errors.ts, src/log.ts, src/config.ts (and the generated Prisma
+ *             client under src/generated, which src/db wraps)
+ *   features  src/{cases,locations,apps,multimedia,admin,auth,events,rate-limit}: services,
+ *             repositories, serializers, ... and the feature's own faces, named by role:
+ *             *.rest.ts, *.resolver.ts, *.types.ts (type-graphql types), *.loaders.ts,
+ *             *.graphql.ts (a feature's Apollo plugin, e.g. rate-limit.graphql.ts)
+ *   faces     src/graphql, src/rest (shared adapter helpers) and the face files above
+ *   assembly  src/services.ts, src/server.ts, src/main.ts
+ */
+
+// dependency-cruiser reads TypeScript through the `typescript` package's compiler API, which it
+// supports only below TypeScript 7 (`npx depcruise --info`); this project is on TypeScript 7, whose
+// package has no such API. So .ts files are parsed with swc (`parser: "swc"`, @swc/core is a
+// devDependency). Without a working @swc/core, dependency-cruiser would not scan .ts files at all
+// and report "no dependency violations found" on an empty graph: fail loudly instead.
+try {
+  require("@swc/core").parseSync("import type { A } from './a.ts';", { syntax: "typescript" });
+} catch (error) {
+  throw new Error(`.dependency-cruiser.cjs: @swc/core is needed to read .ts files (npm ci installs it): ${error}`);
+}
+
+const FEATURES = "(cases|locations|apps|multimedia|admin|auth|events|rate-limit)";
+const FEATURE = `^src/${FEATURES}/`;
+/** a feature's own face files */
+const FACE_FILE = `^src/${FEATURES}/.+\\.(rest|resolver|types|loaders|graphql)\\.ts$`;
+/** the shared adapter folders */
+const FACE_DIR = "^src/(graphql|rest)/";
+const GROUND = ["^src/(db|util)/", "^src/(errors|log|config)\\.ts$"];
+const GENERATED = "^src/generated/";
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment:
+        "An import cycle has no reading order: neither module can be understood, tested or loaded " +
+        "first. Type-only imports count too (swc reports them; they are marked 'type-only'): the aim " +
+        "is a clean reading order, not only a clean load order. Break the cycle by moving the shared " +
+        "type or value down a layer.",
+      severity: "error",
+      from: { path: "^src/", pathNot: GENERATED },
+      to: { circular: true },
+    },
+    {
+      name: "feature-not-to-faces",
+      comment:
+        "Services know nothing of HTTP or GraphQL: a feature's services, repositories, serializers " +
+        "and helpers never import src/graphql or src/rest. Only the feature's own face files " +
+        "(*.rest.ts, *.resolver.ts, *.types.ts, *.loaders.ts, *.graphql.ts) may use those helpers.",
+      severity: "error",
+      from: { path: FEATURE, pathNot: FACE_FILE },
+      to: { path: FACE_DIR },
+    },
+    {
+      name: "service-not-to-adapters",
+      comment:
+        "A service or repository takes a principal, a domain and plain input and returns plain data: " +
+        "it never imports an adapter (a face file of any feature, src/graphql, src/rest) nor the " +
+        "assembly (src/services.ts, src/server.ts), which would turn the dependency upside down.",
+      severity: "error",
+      from: { path: "^src/.+\\.(service|repository)\\.ts$" },
+      to: {
+        path: [FACE_FILE, FACE_DIR, "^src/(services|server)\\.ts$"],
+      },
+    },
+    {
+      name: "ground-not-to-features",
+      comment:
+        "The ground (src/db, src/util, src/errors.ts, src/log.ts, src/config.ts) is what every layer " +
+        "stands on: it never imports a feature folder, a face or the assembly, or it would stand on " +
+        "what stands on it. It may import the generated Prisma client and packages.",
+      severity: "error",
+      from: { path: GROUND },
+      to: { path: [FEATURE, FACE_DIR, "^src/(services|server|main|maintenance)\\.ts$"] },
+    },
+    {
+      name: "src-not-to-tests",
+      comment: "Production code never depends on tests, benchmarks or scripts: they are not shipped. A shared helper belongs in src/.",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^(test|bench|scripts)/" },
+    },
+    {
+      name: "adapters-not-to-services-root",
+      comment:
+        "Adapters get only what they use: a REST router or a GraphQL module declares the services it " +
+        "needs (an interface, or the service classes) instead of importing the whole Services bag of " +
+        "src/services.ts, which ties every face to every feature.",
+      severity: "error",
+      from: { path: ["\\.rest\\.ts$", "^src/graphql/"] },
+      to: { path: "^src/services\\.ts$" },
+    },
+    {
+      name: "apps-not-to-multimedia",
+      comment:
+        "Imports between features run one way: multimedia builds on apps (multimedia -> apps), so " +
+        "src/apps never imports src/multimedia. Multimedia's REST paths and GraphQL fields live in " +
+        "src/multimedia even where they hang under an app.",
+      severity: "error",
+      from: { path: "^src/apps/" },
+      to: { path: "^src/multimedia/" },
+    },
+    {
+      name: "not-to-unresolvable",
+      comment: "An import that cannot be resolved is one no rule above can check (or a broken one): keep the graph complete.",
+      severity: "error",
+      from: { path: "^src/", pathNot: GENERATED },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    // TypeScript 7 has no compiler API for dependency-cruiser: parse .ts with swc (see above).
+    // swc reads the source as written, so type-only imports (`import type`, `import { type X }`)
+    // are in the graph, with dependency type 'type-only'.
+    parser: "swc",
+    // tsPreCompilationDeps is the `tsc` parser's switch for keeping type-only imports; swc keeps
+    // them always. Setting it here would only print a "missing-tsc-transpiler" warning (it asks for
+    // typescript < 7). Set it to true if the parser is ever switched back to "tsc".
+    tsPreCompilationDeps: false,
+    moduleSystems: ["es6", "cjs"],
+    // Packages and the generated Prisma client are leaves: their insides are not ours to check,
+    // but imports of them still show (and resolve) in the graph.
+    doNotFollow: { path: ["node_modules", GENERATED] },
+    // Imports carry explicit .ts extensions (allowImportingTsExtensions); packages resolve through
+    // their "exports" maps like Node's ESM resolver does.
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "node", "default", "types", "require"],
+      mainFields: ["module", "main", "types", "typings"],
+      extensions: [".ts", ".js", ".mjs", ".cjs", ".json", ".d.ts"],
+    },
+    reporterOptions: {
+      text: { highlightFocused: true },
+    },
+  },
+};
