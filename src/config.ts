@@ -34,6 +34,8 @@ export interface Config {
   /** requests per user and domain per window, across REST, GraphQL and subscriptions (0: no limit) */
   rateLimitRequests: number;
   rateLimitWindowSeconds: number;
+  /** how long a stopping server lets in-flight requests finish before it cuts them */
+  shutdownGraceSeconds: number;
   logLevel: "silent" | "error" | "info";
 }
 
@@ -102,6 +104,7 @@ export function loadConfig(env: Env = process.env): Config {
     wsMaxPayloadBytes: integer(env, "WS_MAX_PAYLOAD_BYTES", 1024 * 1024, 1024),
     rateLimitRequests: integer(env, "RATE_LIMIT_REQUESTS", 1200, 0),
     rateLimitWindowSeconds: integer(env, "RATE_LIMIT_WINDOW_SECONDS", 60, 1),
+    shutdownGraceSeconds: integer(env, "SHUTDOWN_GRACE_SECONDS", 10, 0),
     logLevel: logLevel(env.LOG_LEVEL),
   };
 }

@@ -6,8 +6,9 @@ import { log, setLogLevel } from "./log.ts";
 import { startMaintenance } from "./maintenance.ts";
 import { buildServer } from "./server.ts";
 import { createServices } from "./services.ts";
+import { stopOnSignals } from "./shutdown.ts";
 
-/** Entry point: config, database, migrations, services, server; then wait for a signal. */
+/** Entry point: config, database, migrations, services, server; then serve until a signal. */
 async function main(config: Config): Promise<void> {
   setLogLevel(config.logLevel);
   const db = await openDatabase(config);
@@ -22,27 +23,17 @@ async function main(config: Config): Promise<void> {
   if (db.kind === "pglite") await services.multimediaJobs.failOrphans();
   await services.worker.start();
   const url = await server.listen(config.port, config.host);
+  // CONTRACT §7.1: new connections refused, in-flight requests given the grace, the running
+  // multimedia job handed back to the queue meanwhile, WebSockets closed with 1001, then the database.
+  const graceMs = config.shutdownGraceSeconds * 1000;
+  stopOnSignals(async () => {
+    stopMaintenance();
+    await Promise.all([server.close(graceMs), services.worker.stop()]);
+    await services.close();
+    await db.close();
+  }, graceMs);
+  // only now: whoever reads this line may signal the server at once
   console.log(`field-data gateway listening on ${url} (${db.kind === "pglite" ? `embedded database in ${config.dataDir}` : "PostgreSQL"})`);
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info("stopping", { signal });
-    try {
-      stopMaintenance();
-      await server.close();
-      await services.worker.stop();
-      await services.close();
-      await db.close();
-      process.exit(0);
-    } catch (error) {
-      log.error("unclean stop", { error });
-      process.exit(1);
-    }
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
 }
 
 try {

@@ -13,6 +13,7 @@ import { restRateLimit } from "./rate-limit/rate-limit.rest.ts";
 import { RateLimiter } from "./rate-limit/rate-limit.service.ts";
 import { appRouter } from "./apps/app.rest.ts";
 import type { Services } from "./services.ts";
+import { requestDrain } from "./shutdown.ts";
 
 /**
  * One REST family of CONTRACT §2–4 under /a/{domain}/…: authentication, the caller's rate limit in
@@ -43,8 +44,12 @@ export interface HttpServer {
   app: Express;
   httpServer: Server;
   listen(port: number, host: string): Promise<string>;
-  /** stops accepting connections, lets in-flight requests finish, closes subscriptions */
-  close(): Promise<void>;
+  /**
+   * Stops accepting connections, lets in-flight requests finish (those still running after
+   * `graceMs`, by default SHUTDOWN_GRACE_SECONDS, are cut), then closes the WebSockets (1001 Going
+   * Away) and stops Apollo.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 export async function buildServer(services: Services): Promise<HttpServer> {
@@ -52,6 +57,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   app.disable("x-powered-by");
   app.set("etag", false);
   const httpServer = createServer(app);
+  const drain = requestDrain(httpServer);
 
   const schema = await buildGatewaySchema();
   // one limiter for every face of this process; in PostgreSQL mode its counters are shared by all
@@ -96,14 +102,12 @@ export async function buildServer(services: Services): Promise<HttpServer> {
         });
       });
     },
-    async close() {
-      rateLimiter.close();
+    async close(graceMs = services.config.shutdownGraceSeconds * 1000) {
+      // Requests first, within the grace; then graphql.dispose() closes the WebSockets and stops
+      // Apollo, whose own drain (it would cut requests after a fixed 10 s) then finds none left.
+      await drain(graceMs);
       await graphql.dispose();
-      await new Promise<void>((resolve) => {
-        if (!httpServer.listening) return resolve();
-        httpServer.close(() => resolve());
-        httpServer.closeIdleConnections();
-      });
+      rateLimiter.close();
     },
   };
 }

@@ -185,6 +185,7 @@ export async function createGraphQLEndpoint(
     formatError: (formatted, error) => formatError(formatted, uploadClientError(error) ?? error),
     introspection: true,
     csrfPrevention: true,
+    stopOnTerminationSignals: false, // main.ts owns the shutdown (CONTRACT §7.1)
     validationRules: rules,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),

@@ -11,18 +11,29 @@ export interface ServerProcess {
   url: string;
   child: ChildProcess;
   output(): string;
-  /** sends the signal and resolves with the exit code */
+  /** sends the signal (to npm alone, with `npmStart`) and resolves with the exit code */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** resolves with the exit code once the child (node, or npm) has exited */
+  exited: Promise<number | null>;
+}
+
+export interface StartOptions {
+  /**
+   * As in production: without the NODE_ENV=test that vitest sets, under which Apollo Server
+   * installs no signal handlers of its own.
+   */
+  production?: boolean;
+  /** `npm start` as its user runs it, in a process group of its own (the child is npm) */
+  npmStart?: boolean;
 }
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
-export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: "0", LOG_LEVEL: "error", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+export async function startServer(env: Record<string, string>, timeoutMs = 60_000, options: StartOptions = {}): Promise<ServerProcess> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: "0", LOG_LEVEL: "error", ...env };
+  if (options.production || options.npmStart) delete childEnv.NODE_ENV;
+  const [command, args] = options.npmStart ? ["npm", ["start"]] : [process.execPath, ["--import", "tsx", "src/main.ts"]];
+  const child = spawn(command, args, { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: options.npmStart });
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
   child.stderr!.on("data", (chunk) => (output += chunk));
@@ -41,16 +52,39 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
       clearTimeout(timer);
       reject(new Error(`server exited with ${code} before starting:\n${output}`));
     });
+  }).catch(async (error: unknown) => {
+    if (options.npmStart) await killGroup(child.pid!);
+    throw error;
   });
   return {
     url,
     child,
     output: () => output,
+    exited,
     async stop(signal = "SIGTERM") {
       child.kill(signal);
       return exited;
     },
   };
+}
+
+/** The processes of process group `pgid` still running (a zombie, dead but not yet reaped, is not). */
+export async function groupProcesses(pgid: number): Promise<string[]> {
+  const { stdout } = await run("ps", ["-eo", "pid=,pgid=,stat=,args="]);
+  return stdout
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([pid, group, stat]) => pid && Number(group) === pgid && !stat!.startsWith("Z"))
+    .map((fields) => fields.join(" "));
+}
+
+/** SIGKILL to every process of group `pgid`, if any is left. */
+export async function killGroup(pgid: number): Promise<void> {
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // none left
+  }
 }
 
 /** Where PostgreSQL's server binaries are (PG_BIN, or Debian's), if they are installed. */

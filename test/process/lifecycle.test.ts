@@ -5,7 +5,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { usingPostgres } from "../helpers/db.ts";
 import { startServer, type ServerProcess } from "../helpers/process.ts";
 
-/** CONTRACT §0 Running: the real process on the embedded database. */
+/**
+ * CONTRACT §0 Running: the real process on the embedded database, as production starts it (without
+ * vitest's NODE_ENV=test). Signals in detail: shutdown.test.ts.
+ */
+
+const PRODUCTION = { production: true };
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 const ADMIN = basic("admin", "admin-pass");
@@ -33,7 +38,7 @@ describe.skipIf(usingPostgres())("server process on the embedded database", () =
   });
 
   it("prints one ready line with its URL, answers 401 JSON, and exits 0 on SIGTERM", async () => {
-    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" });
+    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" }, 60_000, PRODUCTION);
     const lines = server.output().trim().split("\n").filter((l) => l.includes("listening on"));
     expect(lines).toHaveLength(1);
     const res = await fetch(`${server.url}/a/demo/api/case/v2/`);
@@ -45,17 +50,17 @@ describe.skipIf(usingPostgres())("server process on the embedded database", () =
   });
 
   it("keeps data across a restart, and BOOTSTRAP_ADMIN resets the admin password", async () => {
-    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" });
+    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" }, 60_000, PRODUCTION);
     const created = await graphql(server.url, 'mutation { createDomain(name: "kept") { name } }');
     expect(created.body.data).toEqual({ createDomain: { name: "kept" } });
     expect(await server.stop("SIGINT")).toBe(0);
 
-    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" });
+    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" }, 60_000, PRODUCTION);
     const listed = await graphql(server.url, "{ domains { name } }");
     expect(listed.body.data).toEqual({ domains: [{ name: "kept" }] });
   });
 
   it("refuses to start with a malformed setting, saying which", async () => {
-    await expect(startServer({ DATA_DIR: dataDir, PORT: "not-a-port" }, 30_000)).rejects.toThrow(/PORT must be an integer/);
+    await expect(startServer({ DATA_DIR: dataDir, PORT: "not-a-port" }, 30_000, PRODUCTION)).rejects.toThrow(/PORT must be an integer/);
   });
 });
