@@ -42,7 +42,10 @@ export class LocationTypeRepository {
   }
 
   async byIds(domain: DomainRef, ids: string[]): Promise<Map<string, LocationTypeRecord>> {
-    const rows = await this.db.locationType.findMany({ where: { domainId: domain.id, id: { in: ids.filter(isUuid) } }, include: WITH_PARENT });
+    const rows = await this.db.locationType.findMany({
+      where: { domainId: domain.id, id: { in: ids.filter(isUuid) } },
+      include: WITH_PARENT,
+    });
     return new Map(rows.map((row) => [row.id, record(domain, row)]));
   }
 

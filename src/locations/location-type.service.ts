@@ -41,7 +41,9 @@ export class LocationTypeService {
   in(principal: Principal, domainName: string, access?: "read"): Promise<LocationTypeReadScope>;
   in(principal: Principal, domainName: string, access: "admin"): Promise<LocationTypeAdminScope>;
   async in(principal: Principal, domainName: string, access: LocationTypeAccess = "read"): Promise<LocationTypeReadScope> {
-    if (access === "read") return new LocationTypeReadScope(this.types, await authorize(this.prisma, principal, domainName, "locationRead"));
+    if (access === "read") {
+      return new LocationTypeReadScope(this.types, await authorize(this.prisma, principal, domainName, "locationRead"));
+    }
     if (!principal.isSuperuser) throw forbidden("Only a superuser may do this.");
     const domain = unstorable(domainName)
       ? null

@@ -57,7 +57,13 @@ export class LocationRepository {
     }));
   }
 
-  async page(domain: { id: string; name: string }, filter: LocationFilter, order: LocationOrder, limit: number, offset: number): Promise<LocationPage> {
+  async page(
+    domain: { id: string; name: string },
+    filter: LocationFilter,
+    order: LocationOrder,
+    limit: number,
+    offset: number,
+  ): Promise<LocationPage> {
     const parts: Prisma.Sql[] = [sql`l.domain_id = ${domain.id}::uuid`];
     // PostgreSQL text cannot hold NUL nor unpaired surrogates (as a parameter they may fail: a
     // 500), so no stored value has one.
