@@ -74,12 +74,12 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   mountFamily(app, services, rateLimiter, {
     path: "/a/:domain/api/location/v2",
     shape: "plain",
-    routes: locationRouter(services),
+    routes: locationRouter({ locations: services.locations, bodyLimitBytes: services.config.bodyLimitBytes }),
   });
   mountFamily(app, services, rateLimiter, {
     path: "/a/:domain/api/location_type/v1",
     shape: "plain",
-    routes: locationTypeRouter(services),
+    routes: locationTypeRouter({ locationTypes: services.locationTypes }),
   });
   mountFamily(app, services, rateLimiter, { path: "/a/:domain/apps/api", shape: "apps", routes: appRouter(services) });
 

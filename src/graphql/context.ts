@@ -19,7 +19,7 @@ export function createContext(principal: Principal, services: Services): GraphQL
     services,
     loaders: {
       cases: createCaseLoaders(services.prisma, domainIds),
-      locations: createLocationLoaders(services.prisma, domainIds),
+      locations: createLocationLoaders(principal, services.locations),
       apps: createAppLoaders(services.apps),
     },
   };

@@ -1,16 +1,6 @@
 import { Arg, Ctx, Mutation, Query, Resolver } from "type-graphql";
 import type { GraphQLContext } from "../graphql/context.ts";
-import { LocationTypeInput, LocationTypeType } from "./location-type.types.ts";
-
-type Row = { id: string; code: string; name: string; domain: { name: string }; parent: { code: string } | null };
-
-export const toLocationType = (row: Row): LocationTypeType => ({
-  id: row.id,
-  domain: row.domain.name,
-  code: row.code,
-  name: row.name,
-  parentCode: row.parent?.code ?? null,
-});
+import { LocationTypeInput, LocationTypeType, toLocationType } from "./location-type.types.ts";
 
 @Resolver(() => LocationTypeType)
 export class LocationTypeResolver {
@@ -19,7 +9,7 @@ export class LocationTypeResolver {
     @Arg("domain", () => String) domain: string,
     @Ctx() { principal, services }: GraphQLContext,
   ): Promise<LocationTypeType[]> {
-    return (await services.locationTypes.list(principal, domain)).map(toLocationType);
+    return (await (await services.locationTypes.in(principal, domain)).list()).map(toLocationType);
   }
 
   @Mutation(() => LocationTypeType, { description: "superuser only" })
@@ -28,7 +18,8 @@ export class LocationTypeResolver {
     @Arg("input", () => LocationTypeInput) input: LocationTypeInput,
     @Ctx() { principal, services }: GraphQLContext,
   ): Promise<LocationTypeType> {
-    return toLocationType(await services.locationTypes.create(principal, domain, input));
+    const types = await services.locationTypes.in(principal, domain, "admin");
+    return toLocationType(await types.create({ code: input.code, name: input.name, parentCode: input.parentCode }));
   }
 
   @Mutation(() => LocationTypeType, { description: "superuser only; parentCode \"\" makes a root type" })
@@ -39,15 +30,16 @@ export class LocationTypeResolver {
     @Arg("parentCode", () => String, { nullable: true }) parentCode: string | null,
     @Ctx() { principal, services }: GraphQLContext,
   ): Promise<LocationTypeType> {
-    return toLocationType(await services.locationTypes.update(principal, domain, code, { name, parentCode: parentCode ?? undefined }));
+    const types = await services.locationTypes.in(principal, domain, "admin");
+    return toLocationType(await types.update(code, { name, parentCode: parentCode ?? undefined }));
   }
 
   @Mutation(() => Boolean, { description: "superuser only; only a type no location or type uses" })
-  deleteLocationType(
+  async deleteLocationType(
     @Arg("domain", () => String) domain: string,
     @Arg("code", () => String) code: string,
     @Ctx() { principal, services }: GraphQLContext,
   ): Promise<boolean> {
-    return services.locationTypes.delete(principal, domain, code);
+    return (await services.locationTypes.in(principal, domain, "admin")).delete(code);
   }
 }

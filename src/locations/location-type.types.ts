@@ -1,4 +1,5 @@
 import { Field, ID, InputType, ObjectType } from "type-graphql";
+import type { LocationTypeRecord } from "./location-type.repository.ts";
 
 @ObjectType("LocationType", { description: "A kind of location; a type with no parent makes root locations." })
 export class LocationTypeType {
@@ -29,3 +30,11 @@ export class LocationTypeInput {
   @Field(() => String, { nullable: true })
   parentCode?: string | null;
 }
+
+export const toLocationType = (record: LocationTypeRecord): LocationTypeType => ({
+  id: record.id,
+  domain: record.domainName,
+  code: record.code,
+  name: record.name,
+  parentCode: record.parentCode,
+});

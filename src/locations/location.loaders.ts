@@ -1,74 +1,88 @@
-import DataLoader from "dataloader";
-import type { Prisma } from "../db/client.ts";
-import { LocationRepository } from "./location.repository.ts";
-import { toLocationType } from "./location-type.resolver.ts";
-import type { LocationTypeType } from "./location-type.types.ts";
-import type { LocationRecord } from "./location.serializer.ts";
+import type { Principal } from "../auth/principal.ts";
+import { DomainError } from "../errors.ts";
+import { perDomainLoader } from "../graphql/domain-loader.ts";
+import type { LocationTypeRecord } from "./location-type.repository.ts";
+import type { LocationRecord } from "./location.model.ts";
+import type { LocationReadScope, LocationService } from "./location.service.ts";
 
 /**
  * Per-request batching of location relations for GraphQL: parents, children, ancestors and
  * descendants of a whole page load in one query each (the hierarchies in one recursive query).
+ * Every batch goes through the caller's read scope of its domain, obtained once per request.
  */
 
-const SEP = "\u0000";
+export function createLocationLoaders(principal: Principal, locations: LocationService) {
+  const scopes = new Map<string, Promise<LocationReadScope | null>>();
+  /** The caller's read scope of a domain; none where they may not read (nothing there for them). */
+  const scope = (domain: string) => {
+    let found = scopes.get(domain);
+    if (!found) {
+      found = locations.in(principal, domain).catch((error: unknown) => {
+        if (error instanceof DomainError) return null;
+        throw error;
+      });
+      scopes.set(domain, found);
+    }
+    return found;
+  };
 
-export function createLocationLoaders(prisma: Prisma, domainIds: DataLoader<string, string | null>) {
-  const repository = new LocationRepository(prisma);
-
-  /** Groups `domain\0rest` keys by domain and runs `load` once per domain. */
-  function perDomain<V>(load: (domain: { id: string; name: string }, rests: string[]) => Promise<Map<string, V>>, missing: V) {
-    return new DataLoader<string, V>(async (keys) => {
-      const groups = new Map<string, string[]>();
+  const byId = perDomainLoader<LocationReadScope, LocationRecord | null>(
+    scope,
+    async (s, ids) => {
+      const found = await s.byIds(ids);
+      return ids.map((id) => found.get(id) ?? null);
+    },
+    null,
+  );
+  const children = perDomainLoader<LocationReadScope, LocationRecord[]>(
+    scope,
+    async (s, ids) => {
+      const rows = await s.childrenOf(ids);
+      return ids.map((id) => rows.filter((r) => r.parentId === id));
+    },
+    [],
+  );
+  const ancestors = perDomainLoader<LocationReadScope, LocationRecord[]>(
+    scope,
+    async (s, ids) => {
+      const found = await s.ancestorsOf(ids);
+      return ids.map((id) => found.get(id) ?? []);
+    },
+    [],
+  );
+  /** keys `depth/id`, depth "" for all levels: one query per depth asked for */
+  const descendants = perDomainLoader<LocationReadScope, LocationRecord[]>(
+    scope,
+    async (s, keys) => {
+      const byDepth = new Map<string, string[]>();
       for (const key of keys) {
-        const [domain, rest] = [key.slice(0, key.indexOf(SEP)), key.slice(key.indexOf(SEP) + 1)];
-        groups.set(domain, [...(groups.get(domain) ?? []), rest]);
+        const [depth, id] = key.split("/");
+        byDepth.set(depth, [...(byDepth.get(depth) ?? []), id]);
       }
-      const found = new Map<string, V>();
-      await Promise.all(
-        [...groups].map(async ([name, rests]) => {
-          const id = await domainIds.load(name);
-          if (!id) return;
-          for (const [rest, value] of await load({ id, name }, [...new Set(rests)])) found.set(`${name}${SEP}${rest}`, value);
-        }),
-      );
-      return keys.map((k) => found.get(k) ?? missing);
-    });
-  }
-
-  const byId = perDomain<LocationRecord | null>((domain, ids) => repository.byIds(domain, ids), null);
-  const children = perDomain<LocationRecord[]>(async (domain, ids) => {
-    const rows = await repository.childrenOf(domain, ids);
-    return new Map(ids.map((id) => [id, rows.filter((r) => r.parentId === id)]));
-  }, []);
-  const ancestors = perDomain<LocationRecord[]>((domain, ids) => repository.ancestorsOf(domain, ids), []);
-  /** keys `depth\0id` within a domain; depth "" for all levels */
-  const descendants = perDomain<LocationRecord[]>(async (domain, keys) => {
-    const byDepth = new Map<string, string[]>();
-    for (const key of keys) {
-      const [depth, id] = key.split(SEP);
-      byDepth.set(depth, [...(byDepth.get(depth) ?? []), id]);
-    }
-    const out = new Map<string, LocationRecord[]>();
-    for (const [depth, ids] of byDepth) {
-      const found = await repository.descendantsOf(domain, ids, depth === "" ? null : Number(depth));
-      for (const [id, list] of found) out.set(`${depth}${SEP}${id}`, list);
-    }
-    return out;
-  }, []);
-
-  const types = new DataLoader<string, LocationTypeType | null>(async (ids) => {
-    const rows = await prisma.locationType.findMany({ where: { id: { in: [...ids] } }, include: { parent: true, domain: true } });
-    const byId = new Map(rows.map((r) => [r.id, toLocationType(r)]));
-    return ids.map((id) => byId.get(id) ?? null);
-  });
+      const found = new Map<string, LocationRecord[]>();
+      for (const [depth, ids] of byDepth) {
+        const lists = await s.descendantsOf(ids, depth === "" ? null : Number(depth));
+        for (const [id, list] of lists) found.set(`${depth}/${id}`, list);
+      }
+      return keys.map((key) => found.get(key) ?? []);
+    },
+    [],
+  );
+  const types = perDomainLoader<LocationReadScope, LocationTypeRecord | null>(
+    scope,
+    async (s, ids) => {
+      const found = await s.typesByIds(ids);
+      return ids.map((id) => found.get(id) ?? null);
+    },
+    null,
+  );
 
   return {
-    type: (typeId: string) => types.load(typeId),
-    location: (domain: string, id: string) => byId.load(`${domain}${SEP}${id.toLowerCase()}`),
-    children: (domain: string, id: string) => children.load(`${domain}${SEP}${id}`),
-    ancestors: (domain: string, id: string) => ancestors.load(`${domain}${SEP}${id}`),
-    descendants: (domain: string, id: string, depth: number | null) =>
-      descendants.load(`${domain}${SEP}${depth ?? ""}${SEP}${id}`),
+    type: (domain: string, typeId: string) => types.load({ domain, key: typeId }),
+    location: (domain: string, id: string) => byId.load({ domain, key: id.toLowerCase() }),
+    children: (domain: string, id: string) => children.load({ domain, key: id }),
+    ancestors: (domain: string, id: string) => ancestors.load({ domain, key: id }),
+    descendants: (domain: string, id: string, depth: number | null) => descendants.load({ domain, key: `${depth ?? ""}/${id}` }),
   };
 }
 

@@ -1,7 +1,7 @@
 import { Prisma } from "../generated/prisma/client.ts";
 import type { Prisma as PrismaClient } from "../db/client.ts";
 import { isUuid } from "../util/ids.ts";
-import type { LocationRecord } from "./location.serializer.ts";
+import type { LocationFilter, LocationOrder, LocationPage, LocationRecord } from "./location.model.ts";
 import { isStorableText } from "../util/text.ts";
 
 /** Whether PostgreSQL text can hold (and so a stored value can equal) the string. */
@@ -28,16 +28,6 @@ interface Row {
 const SELECT = sql`SELECT l.id, l.name, l.site_code, l.latitude, l.longitude, l.location_data, l.parent_id,
   l.last_modified, t.id AS type_id, t.code AS type_code, t.name AS type_name
   FROM locations l JOIN location_types t ON t.id = l.location_type_id`;
-
-export interface LocationFilter {
-  siteCode?: string;
-  name?: string;
-  typeCode?: string;
-  parentId?: string;
-  modified: { op: ">" | ">=" | "<" | "<="; at: string }[];
-}
-
-export type LocationOrder = "default" | "last_modified" | "-last_modified";
 
 const ORDER: Record<LocationOrder, Prisma.Sql> = {
   default: sql`ORDER BY l.created_at, l.id`,
@@ -67,7 +57,13 @@ export class LocationRepository {
     }));
   }
 
-  async page(domain: { id: string; name: string }, filter: LocationFilter, order: LocationOrder, limit: number, offset: number) {
+  async page(
+    domain: { id: string; name: string },
+    filter: LocationFilter,
+    order: LocationOrder,
+    limit: number,
+    offset: number,
+  ): Promise<LocationPage> {
     const parts: Prisma.Sql[] = [sql`l.domain_id = ${domain.id}::uuid`];
     // PostgreSQL text cannot hold NUL nor unpaired surrogates (as a parameter they may fail: a
     // 500), so no stored value has one.

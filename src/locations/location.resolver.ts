@@ -1,8 +1,9 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import { badInput } from "../errors.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
-import { LocationTypeType } from "./location-type.types.ts";
-import type { LocationRecord } from "./location.serializer.ts";
+import { LocationTypeType, toLocationType } from "./location-type.types.ts";
+import type { LocationBulkReader, LocationFields, LocationRecord } from "./location.model.ts";
+import { locationOrder, modifiedBounds } from "./location.rules.ts";
 import {
   LocationBulkItemInput,
   LocationConnectionType,
@@ -11,7 +12,10 @@ import {
   LocationType,
 } from "./location.types.ts";
 
-/** GraphQL twin of the Location API: the same service, rules and messages; relations batched. */
+/**
+ * GraphQL twin of the Location API: the same service scopes, typed commands, rules and messages
+ * as REST; relations batched.
+ */
 
 type LocationNode = LocationType & { typeId: string };
 
@@ -30,22 +34,23 @@ const toNode = (l: LocationRecord): LocationNode => ({
   typeId: l.typeId,
 });
 
-/** A GraphQL input as the REST body it stands for (null means "not given"). */
-export function locationBody(input: LocationBulkItemInput): Record<string, unknown> {
-  const names: [keyof LocationBulkItemInput, string][] = [
-    ["locationId", "location_id"],
-    ["name", "name"],
-    ["locationTypeCode", "location_type_code"],
-    ["siteCode", "site_code"],
-    ["latitude", "latitude"],
-    ["longitude", "longitude"],
-    ["locationData", "location_data"],
-    ["parentLocationId", "parent_location_id"],
-  ];
-  const body: Record<string, unknown> = {};
-  for (const [from, to] of names) if (input[from] !== undefined && input[from] !== null) body[to] = input[from];
-  return body;
+/** The fields of a GraphQL location input: null means "not given"; parentLocationId "" makes a root. */
+function locationFields(input: LocationInput): LocationFields {
+  return {
+    name: input.name ?? undefined,
+    typeCode: input.locationTypeCode ?? undefined,
+    siteCode: input.siteCode ?? undefined,
+    latitude: input.latitude ?? undefined,
+    longitude: input.longitude ?? undefined,
+    locationData: input.locationData ?? undefined,
+    parentId: input.parentLocationId === "" ? null : (input.parentLocationId ?? undefined),
+  };
 }
+
+const bulkReader: LocationBulkReader<LocationBulkItemInput> = {
+  locationId: (item) => item.locationId ?? undefined,
+  fields: (item) => locationFields(item),
+};
 
 /** Offsets as opaque cursors. */
 const encodeOffset = (offset: number) => Buffer.from(`offset:${offset}`).toString("base64url");
@@ -68,17 +73,20 @@ export class LocationResolver {
   ): Promise<LocationConnectionType> {
     if (first < 1 || first > 5000) throw badInput("'first' must be between 1 and 5000.");
     const offset = after ? decodeOffset(after) : 0;
-    const params: [string, string][] = [["limit", String(first)], ["offset", String(offset)]];
-    if (orderBy) params.push(["order_by", orderBy]);
-    if (filter?.siteCode != null) params.push(["site_code", filter.siteCode]);
-    if (filter?.name != null) params.push(["name", filter.name]);
-    if (filter?.locationTypeCode != null) params.push(["location_type_code", filter.locationTypeCode]);
-    if (filter?.parentLocationId != null) params.push(["parent_location_id", filter.parentLocationId]);
-    for (const op of ["gt", "gte", "lt", "lte"] as const) {
-      const value = filter?.lastModified?.[op];
-      if (value != null) params.push([`last_modified.${op}`, value]);
-    }
-    const page = await ctx.services.locations.list(ctx.principal, domain, params);
+    const scope = await ctx.services.locations.in(ctx.principal, domain);
+    const order = locationOrder(orderBy ?? undefined); // refused before the dates, as in REST
+    const page = await scope.list({
+      order,
+      filter: {
+        siteCode: filter?.siteCode ?? undefined,
+        name: filter?.name ?? undefined,
+        typeCode: filter?.locationTypeCode ?? undefined,
+        parentId: filter?.parentLocationId ?? undefined,
+        modified: modifiedBounds(filter?.lastModified ?? {}),
+      },
+      limit: first,
+      offset,
+    });
     const next = offset + page.records.length < page.total ? encodeOffset(offset + page.records.length) : null;
     return { totalCount: page.total, nodes: page.records.map(toNode), pageInfo: { hasNextPage: next !== null, endCursor: next } };
   }
@@ -89,7 +97,7 @@ export class LocationResolver {
     @Arg("locationId", () => ID) locationId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<LocationNode | null> {
-    await ctx.services.locations.readableDomain(ctx.principal, domain);
+    await ctx.services.locations.in(ctx.principal, domain);
     const found = await ctx.loaders.locations.location(domain, locationId);
     return found ? toNode(found) : null;
   }
@@ -100,7 +108,7 @@ export class LocationResolver {
     @Arg("siteCode", () => String) siteCode: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<LocationNode | null> {
-    const found = await ctx.services.locations.bySiteCode(ctx.principal, domain, siteCode);
+    const found = await (await ctx.services.locations.in(ctx.principal, domain)).bySiteCode(siteCode);
     return found ? toNode(found) : null;
   }
 
@@ -110,7 +118,8 @@ export class LocationResolver {
     @Arg("input", () => LocationInput) input: LocationInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<LocationNode> {
-    return toNode(await ctx.services.locations.create(ctx.principal, domain, locationBody(input)));
+    const scope = await ctx.services.locations.in(ctx.principal, domain, "write");
+    return toNode(await scope.create(locationFields(input)));
   }
 
   @Mutation(() => LocationType)
@@ -120,16 +129,17 @@ export class LocationResolver {
     @Arg("input", () => LocationInput) input: LocationInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<LocationNode> {
-    return toNode(await ctx.services.locations.update(ctx.principal, domain, locationId, locationBody(input)));
+    const scope = await ctx.services.locations.in(ctx.principal, domain, "write");
+    return toNode(await scope.update(locationId, locationFields(input)));
   }
 
   @Mutation(() => [ID], { description: "creates and updates up to 100 locations, all or nothing; ids in order" })
-  bulkLocations(
+  async bulkLocations(
     @Arg("domain", () => String) domain: string,
     @Arg("items", () => [LocationBulkItemInput]) items: LocationBulkItemInput[],
     @Ctx() ctx: GraphQLContext,
   ): Promise<string[]> {
-    return ctx.services.locations.bulk(ctx.principal, domain, { objects: items.map(locationBody) });
+    return (await ctx.services.locations.in(ctx.principal, domain, "write")).bulk(items, bulkReader);
   }
 
   @FieldResolver(() => LocationType, { nullable: true })
@@ -161,6 +171,6 @@ export class LocationResolver {
 
   @FieldResolver(() => LocationTypeType)
   async locationType(@Root() l: LocationNode, @Ctx() ctx: GraphQLContext): Promise<LocationTypeType> {
-    return (await ctx.loaders.locations.type(l.typeId))!;
+    return toLocationType((await ctx.loaders.locations.type(l.domain, l.typeId))!);
   }
 }

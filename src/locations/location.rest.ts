@@ -2,7 +2,9 @@ import express, { type Request, type Response, type Router } from "express";
 import { badInput } from "../errors.ts";
 import { handler, jsonBody, locals, route } from "../rest/middleware.ts";
 import { queryParams } from "../rest/params.ts";
-import type { Services } from "../services.ts";
+import { requireJson } from "../util/json.ts";
+import type { LocationService } from "./location.service.ts";
+import { bulkObjects, parseLocationFields, parseLocationQuery, restBulkReader } from "./location.rest-parse.ts";
 import { serializeLocation } from "./location.serializer.ts";
 import { detailXml, listXml } from "./location.xml.ts";
 
@@ -46,21 +48,28 @@ function pageUrl(req: Request, offset: number, limit: number): string {
   return `${req.originalUrl.split("?")[0]}?${params}`;
 }
 
-export function locationRouter(services: Services): Router {
-  const { locations } = services;
+/**
+ * Each handler obtains the caller's scope first (401, then 403/404), then parses the request into
+ * the scope's typed command (400), and serializes the records it gets back.
+ */
+export function locationRouter({ locations, bodyLimitBytes }: { locations: LocationService; bodyLimitBytes: number }): Router {
   const router = express.Router({ mergeParams: true });
-  router.use(jsonBody(services.config.bodyLimitBytes));
-  const domainOf = (req: Request) => String(req.params.domain);
+  router.use(jsonBody(bodyLimitBytes));
+  const scope = (req: Request, res: Response) => locations.in(locals(res).principal, String(req.params.domain));
+  const writeScope = (req: Request, res: Response) => locations.in(locals(res).principal, String(req.params.domain), "write");
 
   route(router, "/", {
     GET: handler(async (req, res) => {
-      const page = await locations.list(locals(res).principal, domainOf(req), queryParams(req));
+      const readable = await scope(req, res);
+      const query = parseLocationQuery(queryParams(req));
+      const page = await readable.list(query);
       const format = responseFormat(req, "xml"); // after the permission check: 403 before 400
+      const { limit, offset } = query;
       const meta = {
-        limit: page.limit,
-        next: page.offset + page.limit < page.total ? pageUrl(req, page.offset + page.limit, page.limit) : null,
-        offset: page.offset,
-        previous: page.offset > 0 ? pageUrl(req, Math.max(0, page.offset - page.limit), page.limit) : null,
+        limit,
+        next: offset + limit < page.total ? pageUrl(req, offset + limit, limit) : null,
+        offset,
+        previous: offset > 0 ? pageUrl(req, Math.max(0, offset - limit), limit) : null,
         total_count: page.total,
       };
       const objects = page.records.map(serializeLocation);
@@ -68,25 +77,32 @@ export function locationRouter(services: Services): Router {
     }),
     POST: handler(async (req, res) => {
       const format = responseFormat(req, "json");
-      const created = serializeLocation(await locations.create(locals(res).principal, domainOf(req), req.body));
+      const writable = await writeScope(req, res);
+      const fields = parseLocationFields(requireJson(req.body), true);
+      const created = serializeLocation(await writable.create(fields));
       send(res, 201, format, created, () => detailXml(created));
     }),
     PATCH: handler(async (req, res) => {
-      res.status(202).json(await locations.bulk(locals(res).principal, domainOf(req), req.body));
+      const writable = await writeScope(req, res);
+      const objects = bulkObjects(requireJson(req.body));
+      res.status(202).json(await writable.bulk(objects, restBulkReader));
     }),
   });
 
   route(router, "/:locationId", {
     GET: handler(async (req, res) => {
-      const found = serializeLocation(await locations.get(locals(res).principal, domainOf(req), String(req.params.locationId)));
+      const found = serializeLocation(await (await scope(req, res)).get(String(req.params.locationId)));
       const format = responseFormat(req, "xml");
       send(res, 200, format, found, () => detailXml(found));
     }),
     PUT: handler(async (req, res) => {
       const format = responseFormat(req, "json");
-      const updated = serializeLocation(
-        await locations.update(locals(res).principal, domainOf(req), String(req.params.locationId), req.body),
-      );
+      const writable = await writeScope(req, res);
+      const locationId = String(req.params.locationId);
+      const json = requireJson(req.body);
+      // An unknown id is answered (404) before the body's fields (400), as the API always has.
+      await writable.get(locationId);
+      const updated = serializeLocation(await writable.update(locationId, parseLocationFields(json, false)));
       send(res, 200, format, updated, () => detailXml(updated));
     }),
   });

@@ -1,20 +1,5 @@
 import { naiveDate } from "../util/dates.ts";
-
-/** A location as read, with its type. */
-export interface LocationRecord {
-  id: string;
-  domainName: string;
-  name: string;
-  siteCode: string;
-  latitude: string | null;
-  longitude: string | null;
-  locationData: Record<string, string>;
-  parentId: string | null;
-  lastModified: Date;
-  typeId: string;
-  typeCode: string;
-  typeName: string;
-}
+import type { LocationRecord } from "./location.model.ts";
 
 /** CONTRACT §3 serialization: exactly these keys in this order. */
 export function serializeLocation(l: LocationRecord) {

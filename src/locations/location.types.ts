@@ -2,7 +2,7 @@ import { GraphQLJSONObject } from "graphql-scalars";
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { DateRangeInput } from "../graphql/date-range.types.ts";
 
-/** GraphQL shapes of the Location API; inputs mirror the REST bodies so one validator serves both. */
+/** GraphQL shapes of the Location API; the resolver maps the inputs into the service's typed commands. */
 
 @ObjectType("Location")
 export class LocationType {

@@ -36,7 +36,7 @@ export async function seedLocationDomain(app: TestApp): Promise<void> {
     ["facility", "Facility", "district"],
     ["zone", "Zone", null],
   ] as const) {
-    await app.services.locationTypes.create(app.root, "demo", { code, name, parentCode });
+    await (await app.services.locationTypes.in(app.root, "demo", "admin")).create({ code, name, parentCode });
   }
 }
 

@@ -112,8 +112,8 @@ describe("unknown keys: Invalid fields were included in request: [<keys>].", () 
 describe("parent must exist in the domain: Could not find parent location with the given ID.", () => {
   it("an unknown, malformed or other-domain parent id", async () => {
     await createDomain(app, "other");
-    await app.services.locationTypes.create(app.root, "other", { code: "country", name: "Country" });
-    const elsewhere = await app.services.locations.create(app.root, "other", { name: "Elsewhere", location_type_code: "country" });
+    await (await app.services.locationTypes.in(app.root, "other", "admin")).create({ code: "country", name: "Country" });
+    const elsewhere = await (await app.services.locations.in(app.root, "other", "write")).create({ name: "Elsewhere", typeCode: "country" });
     for (const parent of ["00000000-0000-4000-8000-000000000000", "nope", elsewhere.id]) {
       await refused({ name: "Nairobi", location_type_code: "state", parent_location_id: parent }, "Could not find parent location with the given ID.");
     }
@@ -147,7 +147,7 @@ describe("type matched by code; unknown: LocationType '<x>' not found", () => {
 
   it("a type of another domain is not found", async () => {
     await createDomain(app, "other");
-    await app.services.locationTypes.create(app.root, "other", { code: "island", name: "Island" });
+    await (await app.services.locationTypes.in(app.root, "other", "admin")).create({ code: "island", name: "Island" });
     await refused({ name: "X", location_type_code: "island" }, "LocationType 'island' not found");
   });
 });
@@ -188,8 +188,8 @@ describe("site_code: lowercased, ^[-_\\w]+$, unique in the domain case-insensiti
 
   it("the same code in another domain does not clash", async () => {
     await createDomain(app, "other");
-    await app.services.locationTypes.create(app.root, "other", { code: "country", name: "Country" });
-    await app.services.locations.create(app.root, "other", { name: "Elsewhere", location_type_code: "country", site_code: "ke" });
+    await (await app.services.locationTypes.in(app.root, "other", "admin")).create({ code: "country", name: "Country" });
+    await (await app.services.locations.in(app.root, "other", "write")).create({ name: "Elsewhere", typeCode: "country", siteCode: "ke" });
     const res = await app.post({ name: "Kenya", location_type_code: "country", site_code: "ke" });
     expect(res.status).toBe(201);
   });

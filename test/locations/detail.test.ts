@@ -84,8 +84,8 @@ describe("404 when not in the domain", () => {
 
   it("another domain's location is 404", async () => {
     await createDomain(app, "other");
-    await app.services.locationTypes.create(app.root, "other", { code: "country", name: "Country" });
-    const elsewhere = await app.services.locations.create(app.root, "other", { name: "Elsewhere", location_type_code: "country" });
+    await (await app.services.locationTypes.in(app.root, "other", "admin")).create({ code: "country", name: "Country" });
+    const elsewhere = await (await app.services.locations.in(app.root, "other", "write")).create({ name: "Elsewhere", typeCode: "country" });
     const res = await detail(elsewhere.id);
     expect(res.status).toBe(404);
     expect(Object.keys(res.body)).toEqual(["error"]);

@@ -193,7 +193,7 @@ describe("a 5-level hierarchy", () => {
     // zone → area → block → site → spot, beside the fixture's own tree
     let parentCode = "zone";
     for (const code of ["area", "block", "site", "spot"]) {
-      await app.services.locationTypes.create(app.root, "demo", { code, name: code, parentCode });
+      await (await app.services.locationTypes.in(app.root, "demo", "admin")).create({ code, name: code, parentCode });
       parentCode = code;
     }
   });

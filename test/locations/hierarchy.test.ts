@@ -108,7 +108,7 @@ describe("GET /a/{domain}/api/location_type/v1/", () => {
 
   it("another domain's types are not listed; a non-member is 403; no credentials 401", async () => {
     await createDomain(app, "other");
-    await app.services.locationTypes.create(app.root, "other", { code: "island", name: "Island" });
+    await (await app.services.locationTypes.in(app.root, "other", "admin")).create({ code: "island", name: "Island" });
     const res = await app.http().get(TYPES_PATH).set("Authorization", app.editor.authorization);
     expect(res.body.objects.map((t: Record<string, any>) => t.code)).not.toContain("island");
     const outsider = await createUser(app, { domain: "other", permissions: ["access_api", "edit_locations"] });

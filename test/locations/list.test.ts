@@ -306,8 +306,8 @@ describe("permissions and domain isolation (CONTRACT §1)", () => {
 
   it("another domain's locations are neither listed nor counted", async () => {
     await createDomain(app, "other");
-    await app.services.locationTypes.create(app.root, "other", { code: "country", name: "Country" });
-    await app.services.locations.create(app.root, "other", { name: "Elsewhere", location_type_code: "country" });
+    await (await app.services.locationTypes.in(app.root, "other", "admin")).create({ code: "country", name: "Country" });
+    await (await app.services.locations.in(app.root, "other", "write")).create({ name: "Elsewhere", typeCode: "country" });
     await app.createLocation({ name: "Kenya", location_type_code: "country" });
     const res = await list();
     expect(names(res)).toEqual(["Kenya"]);

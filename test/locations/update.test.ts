@@ -94,8 +94,8 @@ describe("200 with the full location; partial", () => {
 describe("unknown id: 404", () => {
   it("an unknown, malformed or other-domain id is 404 and nothing is written", async () => {
     await createDomain(app, "other");
-    await app.services.locationTypes.create(app.root, "other", { code: "country", name: "Country" });
-    const elsewhere = await app.services.locations.create(app.root, "other", { name: "Elsewhere", location_type_code: "country" });
+    await (await app.services.locationTypes.in(app.root, "other", "admin")).create({ code: "country", name: "Country" });
+    const elsewhere = await (await app.services.locations.in(app.root, "other", "write")).create({ name: "Elsewhere", typeCode: "country" });
     const before = await row(elsewhere.id);
     for (const id of ["00000000-0000-4000-8000-000000000000", "nope", elsewhere.id]) {
       const res = await app.put(id, { name: "Taken over" });

@@ -177,9 +177,9 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
     app = await build(NO_RATE_LIMIT);
     await createDomain(app, "demo");
     await createDomain(app, "other");
-    await app.services.locationTypes.create(app.root, "demo", { code: "country", name: "Country", parentCode: null });
-    await app.services.locationTypes.create(app.root, "demo", { code: "state", name: "State", parentCode: "country" });
-    await app.services.locationTypes.create(app.root, "demo", { code: "zone", name: "Zone", parentCode: null });
+    await (await app.services.locationTypes.in(app.root, "demo", "admin")).create({ code: "country", name: "Country", parentCode: null });
+    await (await app.services.locationTypes.in(app.root, "demo", "admin")).create({ code: "state", name: "State", parentCode: "country" });
+    await (await app.services.locationTypes.in(app.root, "demo", "admin")).create({ code: "zone", name: "Zone", parentCode: null });
     member = await createUser(app, {
       domain: "demo",
       permissions: ["access_api", "view_data", "edit_data", "view_locations", "edit_locations", "edit_apps"],

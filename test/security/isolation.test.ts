@@ -292,9 +292,9 @@ describe(`tenant isolation matrix: ${REST_ROWS.length} REST rows and ${GQL_ROWS.
     await createDomain(app, A);
     await createDomain(app, B);
     for (const d of [A, B]) {
-      await app.services.locationTypes.create(app.root, d, { code: "country", name: "Country", parentCode: null });
-      await app.services.locationTypes.create(app.root, d, { code: "state", name: "State", parentCode: "country" });
-      await app.services.locationTypes.create(app.root, d, { code: "zone", name: "Zone", parentCode: null });
+      await (await app.services.locationTypes.in(app.root, d, "admin")).create({ code: "country", name: "Country", parentCode: null });
+      await (await app.services.locationTypes.in(app.root, d, "admin")).create({ code: "state", name: "State", parentCode: "country" });
+      await (await app.services.locationTypes.in(app.root, d, "admin")).create({ code: "zone", name: "Zone", parentCode: null });
     }
     users.bAll = await createUser(app, { domain: B, permissions: ALL });
     users.aAll = await createUser(app, { domain: A, permissions: ALL });

@@ -32,7 +32,7 @@ beforeAll(async () => {
   });
   await createDomain(app, "demo");
   user = await createUser(app, { domain: "demo", permissions: ALL });
-  await app.services.locationTypes.create(app.root, "demo", { code: "country", name: "Country" });
+  await (await app.services.locationTypes.in(app.root, "demo", "admin")).create({ code: "country", name: "Country" });
 });
 afterAll(() => app?.close());
 
