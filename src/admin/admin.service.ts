@@ -1,10 +1,10 @@
 import type { Prisma } from "../db/client.ts";
 import { badInput, forbidden, notFound } from "../errors.ts";
-import { isUuid } from "../util/ids.ts";
+import { isUuid, newToken } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
 import { isPermission, type Permission, type Principal } from "../auth/principal.ts";
 import { OAUTH_GRANTS } from "../auth/oauth.ts";
-import { digestHa1, hashPassword, hashToken, newToken } from "../auth/secrets.ts";
+import { digestHa1, hashPassword, hashToken } from "../auth/secrets.ts";
 
 /** Domains, users, keys and OAuth clients: superuser-only administration (CONTRACT §6). */
 
