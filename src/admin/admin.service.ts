@@ -157,6 +157,11 @@ export class AdminService {
     return this.prisma.user.findMany({ where, orderBy: { username: "asc" } });
   }
 
+  /** The caller's own user row (any authenticated caller may read it). */
+  async me(principal: Principal) {
+    return this.prisma.user.findUniqueOrThrow({ where: { id: principal.userId } });
+  }
+
   async memberships(userId: string) {
     return this.prisma.membership.findMany({ where: { userId }, include: { domain: true }, orderBy: { createdAt: "asc" } });
   }

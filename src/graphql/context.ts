@@ -13,13 +13,16 @@ export interface GraphQLContext {
 }
 
 export function createContext(principal: Principal, services: Services): GraphQLContext {
-  const domainIds = domainIdLoader(services.prisma);
+  const domainIds = domainIdLoader(services.domains);
   return {
     principal,
     services,
     loaders: {
-      cases: createCaseLoaders(services.prisma, domainIds),
-      locations: createLocationLoaders(services.prisma, domainIds),
+      // Interim, until the case and location loaders go through their own services (their owners
+      // are changing these two lines): the client those services were built on; `Services` no
+      // longer hands it out.
+      cases: createCaseLoaders(services.caseReads["prisma"], domainIds),
+      locations: createLocationLoaders(services.locations["prisma"], domainIds),
       apps: createAppLoaders(services.apps),
     },
   };
