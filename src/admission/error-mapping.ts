@@ -9,11 +9,23 @@ import { log } from "../log.ts";
  * errors.ts.
  */
 
-/** Body-parser and other framework errors carry a `type` and a status: give them our messages. */
-export function toDomainError(error: unknown): DomainError | undefined {
+/**
+ * What any layer may surface as the domain's own answer: a DomainError as itself, and the database
+ * down or restarting as a transient 503 with Retry-After (never a 500).
+ */
+export function domainErrorOf(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
-  // The database is down or restarting: transient, 503 with Retry-After (never a 500).
   if (isDatabaseUnavailable(error)) return serviceUnavailable();
+  return undefined;
+}
+
+/**
+ * What a request refused before it reached a service is: domainErrorOf, or a framework's refusal.
+ * Body-parser and other framework errors carry a `type` and a status: give them our messages.
+ */
+export function toDomainError(error: unknown): DomainError | undefined {
+  const known = domainErrorOf(error);
+  if (known) return known;
   const type = (error as { type?: string })?.type;
   if (type === "entity.too.large") return new DomainError("PAYLOAD_TOO_LARGE", "Request body is too large.");
   if (type === "entity.parse.failed") return new DomainError("BAD_USER_INPUT", "Payload must be valid JSON");

@@ -1,8 +1,9 @@
 import { unwrapResolverError } from "@apollo/server/errors";
 import type { Response } from "express";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
-import { isDatabaseUnavailable, logOutage } from "../db/unavailable.ts";
-import { DomainError, serviceUnavailable } from "../errors.ts";
+import { domainErrorOf } from "../admission/error-mapping.ts";
+import { logOutage } from "../db/unavailable.ts";
+import { DomainError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 
@@ -38,18 +39,16 @@ const CLIENT_CODE_ALIASES: Record<string, string> = { INVALID_UPLOAD_VALUE: "BAD
  * anything else is a bug, logged and reported without its details.
  */
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
-  let original = unwrapResolverError(error);
-  // The database is down or restarting: a transient SERVICE_UNAVAILABLE, not an internal error.
-  if (!(original instanceof DomainError) && isDatabaseUnavailable(original)) {
-    logOutage(original, { path: formatted.path?.join(".") });
-    original = serviceUnavailable();
-  }
-  if (original instanceof DomainError) {
+  const original = unwrapResolverError(error);
+  // A database outage is a transient SERVICE_UNAVAILABLE, not an internal error.
+  const known = domainErrorOf(original);
+  if (known && !(original instanceof DomainError)) logOutage(original, { path: formatted.path?.join(".") });
+  if (known) {
     return {
-      message: original.message,
+      message: known.message,
       locations: formatted.locations,
       path: formatted.path,
-      extensions: { code: original.code, ...original.extra },
+      extensions: { code: known.code, ...known.extra },
     };
   }
   const given = formatted.extensions?.code;
