@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Admission } from "./admission/admission.ts";
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from "express";
+import type { Admission } from "./admission/admission.ts";
 import { oauthRouter } from "./auth/oauth.rest.ts";
 import { buildGatewaySchema } from "./graphql/schema.ts";
 import { createGraphQLEndpoint, type GraphQLEndpoint } from "./graphql/server.ts";
