@@ -67,7 +67,13 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
 }
 
 /** A refusal before Apollo (authentication, body parsing, a database outage): GraphQL's error body, never REST's `{"error"}`. */
-export function sendGraphQLError(res: Response, status: number, code: string, message: string, headers: Record<string, string | string[]> = {}): void {
+export function sendGraphQLError(
+  res: Response,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string | string[]> = {},
+): void {
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   res.status(status).json({ errors: [{ message, extensions: { code } }] });
 }

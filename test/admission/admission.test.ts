@@ -38,14 +38,17 @@ describe("Admission", () => {
     const a = admission(async () => {
       throw unauthenticated();
     });
-    for (let i = 0; i < 3; i++) await expect(a.admit(CREDENTIALS, ["demo"])).rejects.toMatchObject({ code: "UNAUTHENTICATED", status: 401 });
+    for (let i = 0; i < 3; i++) {
+      await expect(a.admit(CREDENTIALS, ["demo"])).rejects.toMatchObject({ code: "UNAUTHENTICATED", status: 401 });
+    }
   });
 
   it("maps a database outage to 503 with Retry-After and a bug to a bare 500: never anything but a DomainError", async () => {
     const down = await admission(async () => Promise.reject(outage())).authenticate(CREDENTIALS).catch((e: unknown) => e);
     expect(down).toBeInstanceOf(DomainError);
     expect(down).toMatchObject({ code: "SERVICE_UNAVAILABLE", status: 503, headers: { "Retry-After": expect.stringMatching(/^\d+$/) } });
-    const bug = await admission(async () => Promise.reject(new TypeError("x is undefined"))).authenticate(CREDENTIALS).catch((e: unknown) => e);
+    const failing = admission(async () => Promise.reject(new TypeError("x is undefined")));
+    const bug = await failing.authenticate(CREDENTIALS).catch((e: unknown) => e);
     expect(bug).toBeInstanceOf(DomainError);
     expect(bug).toMatchObject({ code: "INTERNAL_SERVER_ERROR", status: 500, message: "Internal server error" });
   });
@@ -67,8 +70,14 @@ describe("the one error mapping", () => {
     const own = new DomainError("NOT_FOUND", "gone");
     expect(toDomainError(own)).toBe(own);
     expect(toDomainError(outage())).toMatchObject({ code: "SERVICE_UNAVAILABLE" });
-    expect(toDomainError({ type: "entity.too.large", status: 413 })).toMatchObject({ code: "PAYLOAD_TOO_LARGE", message: "Request body is too large." });
-    expect(toDomainError({ type: "entity.parse.failed", status: 400 })).toMatchObject({ code: "BAD_USER_INPUT", message: "Payload must be valid JSON" });
+    expect(toDomainError({ type: "entity.too.large", status: 413 })).toMatchObject({
+      code: "PAYLOAD_TOO_LARGE",
+      message: "Request body is too large.",
+    });
+    expect(toDomainError({ type: "entity.parse.failed", status: 400 })).toMatchObject({
+      code: "BAD_USER_INPUT",
+      message: "Payload must be valid JSON",
+    });
     expect(toDomainError({ type: "charset.unsupported", status: 415 })).toMatchObject({ message: "Unsupported request body encoding." });
     expect(toDomainError({ status: 400 })).toMatchObject({ code: "BAD_USER_INPUT", message: "Bad request." });
     expect(toDomainError(new Error("bug"))).toBeUndefined();
@@ -78,7 +87,10 @@ describe("the one error mapping", () => {
     const tooLarge = Object.assign(new Error("File truncated as it exceeds the 10 byte size limit."), { status: 413, expose: true });
     expect(uploadClientError(tooLarge)).toMatchObject({ code: "PAYLOAD_TOO_LARGE", message: tooLarge.message });
     expect(uploadClientError({ status: 400, expose: true, type: "entity.parse.failed" })).toBeUndefined();
-    expect(multipartError(new Error("Unexpected end of form"))).toMatchObject({ code: "BAD_USER_INPUT", message: "Malformed multipart request: Unexpected end of form" });
+    expect(multipartError(new Error("Unexpected end of form"))).toMatchObject({
+      code: "BAD_USER_INPUT",
+      message: "Malformed multipart request: Unexpected end of form",
+    });
     expect(multipartError({ type: "entity.too.large" })).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
   });
 
@@ -86,6 +98,10 @@ describe("the one error mapping", () => {
     const own = new DomainError("FORBIDDEN", "no");
     expect(answerFor(own, {})).toBe(own);
     expect(answerFor(outage(), {})).toMatchObject({ code: "SERVICE_UNAVAILABLE", status: 503 });
-    expect(answerFor(new Error("secret detail"), {})).toMatchObject({ code: "INTERNAL_SERVER_ERROR", status: 500, message: "Internal server error" });
+    expect(answerFor(new Error("secret detail"), {})).toMatchObject({
+      code: "INTERNAL_SERVER_ERROR",
+      status: 500,
+      message: "Internal server error",
+    });
   });
 });
