@@ -1,6 +1,7 @@
 /**
  * The one domain error type. Services throw it; the REST layer turns it into a status and a JSON
- * body, the GraphQL layer into `extensions.code`. Anything else that escapes is a bug (500).
+ * body, the GraphQL layer into `extensions.code`. Framework refusals and a database outage are
+ * mapped to it by src/admission/error-mapping.ts; anything else that escapes is a bug (500).
  */
 export type ErrorCode =
   | "BAD_USER_INPUT"

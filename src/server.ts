@@ -1,23 +1,22 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from "express";
+import type { Admission } from "./admission/admission.ts";
 import { oauthRouter } from "./auth/oauth.rest.ts";
 import { buildGatewaySchema } from "./graphql/schema.ts";
 import { createGraphQLEndpoint, type GraphQLEndpoint } from "./graphql/server.ts";
 import { locationTypeRouter } from "./locations/location-type.rest.ts";
 import { locationRouter } from "./locations/location.rest.ts";
 import { restErrorHandler, unknownPath, type ErrorShape } from "./rest/errors.ts";
-import { authenticate } from "./rest/middleware.ts";
+import { admit } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
-import { restRateLimit } from "./rate-limit/rate-limit.rest.ts";
-import { RateLimiter } from "./rate-limit/rate-limit.service.ts";
 import { appRouter } from "./apps/app.rest.ts";
 import type { Services } from "./services.ts";
 import { requestDrain } from "./shutdown.ts";
 
 /**
- * One REST family of CONTRACT §2–4 under /a/{domain}/…: authentication, the caller's rate limit in
- * that domain, the feature's routes (whose services check the domain permission of each operation),
+ * One REST family of CONTRACT §2–4 under /a/{domain}/…: admission (authentication, the caller's rate
+ * limit in that domain), the feature's routes (whose services check the domain permission of each operation),
  * then JSON 404s and errors in the family's body shape.
  */
 interface Family {
@@ -26,11 +25,10 @@ interface Family {
   routes: Router;
 }
 
-function mountFamily(app: Express, services: Services, rateLimiter: RateLimiter, family: Family): void {
+function mountFamily(app: Express, admission: Admission, family: Family): void {
   const router = express.Router({ mergeParams: true });
   router.use(
-    authenticate(services.authenticator),
-    restRateLimit(rateLimiter),
+    admit(admission),
     family.routes,
     unknownPath(family.shape),
     restErrorHandler(family.shape),
@@ -60,28 +58,28 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   const drain = requestDrain(httpServer);
 
   const schema = await buildGatewaySchema();
-  // one limiter for every face of this process; in PostgreSQL mode its counters are shared by all
-  const rateLimiter = RateLimiter.create(services.config, services.db);
-  const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer, rateLimiter);
+  // REST, GraphQL over HTTP and WebSocket pass through one admission (and share one rate limit)
+  const { admission } = services;
+  const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer, admission);
 
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
   app.use(graphql.router);
-  mountFamily(app, services, rateLimiter, {
+  mountFamily(app, admission, {
     path: "/a/:domain/api/case/v2",
     shape: "plain",
     routes: caseRouter(services),
   });
-  mountFamily(app, services, rateLimiter, {
+  mountFamily(app, admission, {
     path: "/a/:domain/api/location/v2",
     shape: "plain",
     routes: locationRouter({ locations: services.locations, bodyLimitBytes: services.config.bodyLimitBytes }),
   });
-  mountFamily(app, services, rateLimiter, {
+  mountFamily(app, admission, {
     path: "/a/:domain/api/location_type/v1",
     shape: "plain",
     routes: locationTypeRouter({ locationTypes: services.locationTypes }),
   });
-  mountFamily(app, services, rateLimiter, { path: "/a/:domain/apps/api", shape: "apps", routes: appRouter(services) });
+  mountFamily(app, admission, { path: "/a/:domain/apps/api", shape: "apps", routes: appRouter(services) });
 
   app.use(unknownPath("plain"));
   // Errors raised before a family is entered (e.g. an undecodable domain) still get its body shape.
@@ -107,7 +105,6 @@ export async function buildServer(services: Services): Promise<HttpServer> {
       // Apollo, whose own drain (it would cut requests after a fixed 10 s) then finds none left.
       await drain(graceMs);
       await graphql.dispose();
-      rateLimiter.close();
     },
   };
 }

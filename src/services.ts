@@ -1,4 +1,5 @@
 import path from "node:path";
+import { Admission } from "./admission/admission.ts";
 import { AdminService } from "./admin/admin.service.ts";
 import { CursorCodec } from "./cases/case.cursor.ts";
 import { CaseReadService } from "./cases/case.read.service.ts";
@@ -6,6 +7,7 @@ import { CaseWriteService } from "./cases/case.write.service.ts";
 import { FormService } from "./cases/form.service.ts";
 import { Authenticator } from "./auth/authenticate.ts";
 import { DigestAuth } from "./auth/digest.ts";
+import { DomainDirectory } from "./auth/domains.ts";
 import { OAuthService } from "./auth/oauth.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/client.ts";
@@ -18,14 +20,18 @@ import { DatabaseBlobStore, FileBlobStore, type BlobStore } from "./multimedia/b
 import { JobQueue } from "./multimedia/job.queue.ts";
 import { MultimediaJobService } from "./multimedia/job.service.ts";
 import { MultimediaWorker } from "./multimedia/worker.ts";
+import { RateLimiter } from "./rate-limit/rate-limit.service.ts";
 
-/** Every domain service of one process, built once over one database. */
+/**
+ * Every domain service of one process, built once over one database. The database itself is not
+ * handed out: every road to it goes through a service.
+ */
 export interface Services {
   config: Config;
-  db: Database;
-  prisma: Database["prisma"];
   pubsub: PubSub;
-  authenticator: Authenticator;
+  /** authenticate, rate-limit, map errors: the one admission of every transport */
+  admission: Admission;
+  domains: DomainDirectory;
   oauth: OAuthService;
   digest: DigestAuth;
   admin: AdminService;
@@ -39,7 +45,7 @@ export interface Services {
   jobQueue: JobQueue;
   multimediaJobs: MultimediaJobService;
   worker: MultimediaWorker;
-  /** releases what the services hold besides the database (job queue, event listener) */
+  /** releases what the services hold besides the database (job queue, event listener, rate-limit timer) */
   close(): Promise<void>;
 }
 
@@ -55,12 +61,13 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const jobQueue = await JobQueue.open(db, config);
   const multimediaJobs = new MultimediaJobService(prisma, blobs, pubsub, apps, config, jobQueue);
   const cursors = new CursorCodec(await serverSecret(prisma, "case-cursor-key"));
+  // one limiter for every face of this process; in PostgreSQL mode its counters are shared by all
+  const rateLimiter = RateLimiter.create(config, db);
   return {
     config,
-    db,
-    prisma,
     pubsub,
-    authenticator: new Authenticator(prisma, config.authRealm, digest, oauth),
+    admission: new Admission(new Authenticator(prisma, config.authRealm, digest, oauth), rateLimiter),
+    domains: new DomainDirectory(prisma),
     oauth,
     digest,
     admin: new AdminService(prisma, config.authRealm),
@@ -75,6 +82,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     multimediaJobs,
     worker: new MultimediaWorker(multimediaJobs, apps, blobs, jobQueue, config),
     async close() {
+      rateLimiter.close();
       await jobQueue.close();
       await events.close();
       await blobs.close();

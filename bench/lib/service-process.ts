@@ -154,13 +154,13 @@ const handlers = {
   /** A running multimedia job (no archive: the benchmark writes its progress itself). */
   async createJob(total: number) {
     const appId = "b".repeat(32);
-    await services.prisma.app.upsert({
+    await db.prisma.app.upsert({
       where: { id: appId },
       create: { id: appId, domainId: domain.id, name: "bench", docType: "Application" },
       update: {},
     });
     const id = `dl-${Math.random().toString(16).slice(2).padEnd(32, "0").slice(0, 32)}`;
-    await services.prisma.multimediaJob.create({
+    await db.prisma.multimediaJob.create({
       data: { id, domainId: domain.id, appId, archiveKey: "none", total, status: "running", lockedBy: "bench", attempts: 1 },
     });
     job = { id, attempt: "bench", domainId: domain.id, appId, status: "running", archiveKey: "none", current: 0, total, result: null, errors: [], attempts: 1, expiresAt: null };

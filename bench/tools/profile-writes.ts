@@ -50,17 +50,17 @@ const time = async (name: string, fn: (r: number) => Promise<unknown>) => {
 const request = { principal, domain: "bench", deviceId: "profile", params: [] };
 if (cluster && process.argv.includes("--statements")) {
   // every statement of one HTTP create and one HTTP upsert, from the server's log
-  const [setting] = await services.prisma.$queryRawUnsafe<{ data_directory: string }[]>("SHOW data_directory");
+  const [setting] = await db.prisma.$queryRawUnsafe<{ data_directory: string }[]>("SHOW data_directory");
   const logFile = path.join(path.dirname(setting.data_directory), "log");
   const { readFile } = await import("node:fs/promises");
   const show = async (name: string, fn: () => Promise<unknown>) => {
-    await services.prisma.$executeRawUnsafe("ALTER SYSTEM SET log_min_duration_statement = 0");
-    await services.prisma.$queryRawUnsafe("SELECT pg_reload_conf()");
+    await db.prisma.$executeRawUnsafe("ALTER SYSTEM SET log_min_duration_statement = 0");
+    await db.prisma.$queryRawUnsafe("SELECT pg_reload_conf()");
     await new Promise((r) => setTimeout(r, 300));
     const before = (await readFile(logFile, "utf8")).length;
     await fn();
-    await services.prisma.$executeRawUnsafe("ALTER SYSTEM RESET log_min_duration_statement");
-    await services.prisma.$queryRawUnsafe("SELECT pg_reload_conf()");
+    await db.prisma.$executeRawUnsafe("ALTER SYSTEM RESET log_min_duration_statement");
+    await db.prisma.$queryRawUnsafe("SELECT pg_reload_conf()");
     const lines = (await readFile(logFile, "utf8")).slice(before).split("\n").filter((l) => /LOG:  duration/.test(l));
     console.log(`--- ${name}: ${lines.length} statements`);
     for (const l of lines) console.log(l.replace(/^.*?LOG:\s+/, "").replace(/\s+/g, " ").slice(0, 160));

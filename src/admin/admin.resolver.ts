@@ -19,7 +19,7 @@ const apiKey = (row: ApiKeyRow): ApiKeyType => ({ ...row, username: row.user.use
 export class AdminResolver {
   @Query(() => UserType, { description: "the authenticated caller" })
   async me(@Ctx() { principal, services }: GraphQLContext): Promise<UserType> {
-    return services.prisma.user.findUniqueOrThrow({ where: { id: principal.userId } });
+    return services.admin.me(principal);
   }
 
   @FieldResolver(() => [MembershipType])

@@ -1,10 +1,10 @@
 import type { Prisma } from "../db/client.ts";
 import { badInput, forbidden, notFound } from "../errors.ts";
-import { isUuid } from "../util/ids.ts";
+import { isUuid, newToken } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
 import { isPermission, type Permission, type Principal } from "../auth/principal.ts";
 import { OAUTH_GRANTS } from "../auth/oauth.ts";
-import { digestHa1, hashPassword, hashToken, newToken } from "../auth/secrets.ts";
+import { digestHa1, hashPassword, hashToken } from "../auth/secrets.ts";
 
 /** Domains, users, keys and OAuth clients: superuser-only administration (CONTRACT §6). */
 
@@ -155,6 +155,11 @@ export class AdminService {
     AdminService.requireSuperuser(principal);
     const where = domainName ? { memberships: { some: { domainId: (await this.domainByName(domainName)).id } } } : {};
     return this.prisma.user.findMany({ where, orderBy: { username: "asc" } });
+  }
+
+  /** The caller's own user row (any authenticated caller may read it). */
+  async me(principal: Principal) {
+    return this.prisma.user.findUniqueOrThrow({ where: { id: principal.userId } });
   }
 
   async memberships(userId: string) {

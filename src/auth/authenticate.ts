@@ -1,7 +1,6 @@
 import { BASIC } from "http-auth-utils";
 import type { Prisma } from "../db/client.ts";
-import { isDatabaseUnavailable, logOutage } from "../db/unavailable.ts";
-import { DomainError, serviceUnavailable } from "../errors.ts";
+import { DomainError } from "../errors.ts";
 import { DigestAuth } from "./digest.ts";
 import { OAuthService } from "./oauth.ts";
 import type { Principal } from "./principal.ts";
@@ -36,22 +35,10 @@ export class Authenticator {
   }
 
   /**
-   * The principal of a request, or a 401 DomainError. A database outage while checking becomes a
-   * 503 DomainError here, so that every transport (REST, GraphQL over HTTP) answers it in its shape.
+   * The principal of a request, or a 401 DomainError. Anything else it throws (a database outage)
+   * is the admission pipeline's to map (src/admission), as for every other step of a request.
    */
   async authenticate(credentials: Credentials): Promise<Principal> {
-    try {
-      return await this.check(credentials);
-    } catch (error) {
-      if (!(error instanceof DomainError) && isDatabaseUnavailable(error)) {
-        logOutage(error, { during: "authentication" });
-        throw serviceUnavailable();
-      }
-      throw error;
-    }
-  }
-
-  private async check(credentials: Credentials): Promise<Principal> {
     const header = credentials.authorization?.trim();
     if (!header) throw this.refuse("Authentication credentials were not provided.");
     const space = header.indexOf(" ");

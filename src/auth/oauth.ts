@@ -127,7 +127,10 @@ export class OAuthService {
   private readonly model: ReturnType<typeof oauthModel>;
   private readonly server: OAuth2Server;
 
-  constructor(prisma: Prisma, lifetimes: Lifetimes) {
+  constructor(
+    private readonly prisma: Prisma,
+    lifetimes: Lifetimes,
+  ) {
     this.model = oauthModel(prisma, lifetimes);
     this.server = new OAuth2Server({
       model: this.model,
@@ -173,5 +176,18 @@ export class OAuthService {
     if (!token.accessTokenExpiresAt || token.accessTokenExpiresAt.getTime() <= Date.now()) return null;
     if (!token.scope?.includes(OAUTH_SCOPE)) return null;
     return token.user as { id: string; username: string };
+  }
+
+  /** Forgets tokens that can no longer be used: both halves expired, or revoked, a day ago. */
+  async purgeExpired(): Promise<void> {
+    const dayAgo = new Date(Date.now() - 24 * 3600 * 1000);
+    await this.prisma.oAuthToken.deleteMany({
+      where: {
+        OR: [
+          { revokedAt: { lt: dayAgo } },
+          { accessTokenExpiresAt: { lt: dayAgo }, OR: [{ refreshTokenExpiresAt: null }, { refreshTokenExpiresAt: { lt: dayAgo } }] },
+        ],
+      },
+    });
   }
 }

@@ -1,5 +1,6 @@
 import type { Prisma } from "../db/client.ts";
 import { DomainError, forbidden } from "../errors.ts";
+import { isStorableText } from "../util/text.ts";
 import type { Permission, Principal } from "./principal.ts";
 
 /**
@@ -26,11 +27,6 @@ export interface DomainRef {
   name: string;
 }
 
-/** Whether PostgreSQL text can hold the name: no NUL, no unpaired surrogate. */
-export function storableName(name: string): boolean {
-  return !name.includes("\u0000") && !/\p{Cs}/u.test(name);
-}
-
 export function satisfies(granted: readonly string[], requirement: Requirement): boolean {
   return (
     requirement.all.every((p) => granted.includes(p)) &&
@@ -46,7 +42,7 @@ export function satisfies(granted: readonly string[], requirement: Requirement):
 export async function authorize(prisma: Prisma, principal: Principal, domainName: string, access: Access): Promise<DomainRef> {
   // A name PostgreSQL text cannot hold (NUL; unpaired surrogates, which PGlite may even fail to
   // encode) names no domain: answer as for an unknown one.
-  const domain = !storableName(domainName) ? null : await prisma.domain.findUnique({
+  const domain = !isStorableText(domainName) ? null : await prisma.domain.findUnique({
     where: { name: domainName },
     select: { id: true, name: true, memberships: { where: { userId: principal.userId }, select: { permissions: true } } },
   });

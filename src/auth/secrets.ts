@@ -57,10 +57,6 @@ export function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
-export function newToken(bytes = 32): string {
-  return randomBytes(bytes).toString("base64url");
-}
-
 /**
  * Compares two strings in time independent of where they differ and of their lengths: both sides
  * are hashed to 32 bytes first, then compared with crypto.timingSafeEqual. Every comparison of a

@@ -205,7 +205,7 @@ export class CaseResolver {
     description: "every committed write to a case of the domain (of caseType, when given)",
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphQLContext;
-      await authorize(ctx.services.prisma, ctx.principal, args.domain, "caseRead");
+      await ctx.services.domains.authorize(ctx.principal, args.domain, "caseRead");
       return pipe(
         ctx.services.pubsub.subscribe(CASE_CHANGED),
         filter((e: CaseChangedEvent) => e.domain === args.domain && (!args.caseType || e.caseType === args.caseType)),

@@ -1,5 +1,5 @@
 import type { Prisma } from "./client.ts";
-import { newToken } from "../auth/secrets.ts";
+import { newToken } from "../util/ids.ts";
 
 /**
  * A secret generated once and shared by every process on the database (e.g. the Digest nonce key).

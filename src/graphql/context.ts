@@ -13,12 +13,12 @@ export interface GraphQLContext {
 }
 
 export function createContext(principal: Principal, services: Services): GraphQLContext {
-  const domainIds = domainIdLoader(services.prisma);
+  const domainIds = domainIdLoader(services.domains);
   return {
     principal,
     services,
     loaders: {
-      cases: createCaseLoaders(services.prisma, domainIds),
+      cases: createCaseLoaders(services.caseReads["prisma"], domainIds),
       locations: createLocationLoaders(principal, services.locations),
       apps: createAppLoaders(services.apps),
     },

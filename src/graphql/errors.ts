@@ -1,9 +1,17 @@
-import type { ApolloServerPlugin } from "@apollo/server";
 import { unwrapResolverError } from "@apollo/server/errors";
-import type { GraphQLFormattedError } from "graphql";
-import { isDatabaseUnavailable, logOutage } from "../db/unavailable.ts";
-import { DomainError, SERVICE_UNAVAILABLE_RETRY_SECONDS, serviceUnavailable } from "../errors.ts";
+import type { Response } from "express";
+import { GraphQLError, type GraphQLFormattedError } from "graphql";
+import { domainErrorOf } from "../admission/error-mapping.ts";
+import { logOutage } from "../db/unavailable.ts";
+import { DomainError } from "../errors.ts";
 import { log } from "../log.ts";
+import type { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
+
+/**
+ * GraphQL's wire format of errors, for HTTP (Apollo, and the requests refused before Apollo) and
+ * WebSocket (graphql-ws) alike: the thin "DomainError → GraphQL error" step of the admission
+ * pipeline, and the formatting of every error an operation returns.
+ */
 
 /** Codes that graphql-js and Apollo give to the client's own mistakes: those messages pass through. */
 const CLIENT_CODES = new Set([
@@ -31,18 +39,16 @@ const CLIENT_CODE_ALIASES: Record<string, string> = { INVALID_UPLOAD_VALUE: "BAD
  * anything else is a bug, logged and reported without its details.
  */
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
-  let original = unwrapResolverError(error);
-  // The database is down or restarting: a transient SERVICE_UNAVAILABLE, not an internal error.
-  if (!(original instanceof DomainError) && isDatabaseUnavailable(original)) {
-    logOutage(original, { path: formatted.path?.join(".") });
-    original = serviceUnavailable();
-  }
-  if (original instanceof DomainError) {
+  const original = unwrapResolverError(error);
+  // A database outage is a transient SERVICE_UNAVAILABLE, not an internal error.
+  const known = domainErrorOf(original);
+  if (known && !(original instanceof DomainError)) logOutage(original, { path: formatted.path?.join(".") });
+  if (known) {
     return {
-      message: original.message,
+      message: known.message,
       locations: formatted.locations,
       path: formatted.path,
-      extensions: { code: original.code, ...original.extra },
+      extensions: { code: known.code, ...known.extra },
     };
   }
   const given = formatted.extensions?.code;
@@ -60,29 +66,26 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   };
 }
 
-/**
- * Apollo plugin: a response that carries no data and whose only errors have `code` goes out with
- * HTTP `status` (and `headers`), as REST answers the same refusal (graphql-over-HTTP allows a
- * non-200 status then).
- */
-function statusWhenOnly(code: string, status: number, headers: Record<string, string> = {}): ApolloServerPlugin {
-  return {
-    async requestDidStart() {
-      return {
-        async willSendResponse({ response }) {
-          if (response.body.kind !== "single") return;
-          const { errors, data } = response.body.singleResult;
-          if (!errors?.length || (data && Object.values(data).some((v) => v !== null))) return;
-          if (!errors.every((e) => e.extensions?.code === code)) return;
-          response.http.status = status;
-          for (const [name, value] of Object.entries(headers)) response.http.headers.set(name, value);
-        },
-      };
-    },
-  };
+/** A refusal before Apollo (authentication, body parsing, a database outage): GraphQL's error body, never REST's `{"error"}`. */
+export function sendGraphQLError(
+  res: Response,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string | string[]> = {},
+): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.status(status).json({ errors: [{ message, extensions: { code } }] });
 }
 
-/** A database outage: 503 with Retry-After. */
-export const serviceUnavailablePlugin = statusWhenOnly("SERVICE_UNAVAILABLE", 503, { "Retry-After": String(SERVICE_UNAVAILABLE_RETRY_SECONDS) });
-/** An upload over the limit: 413. */
-export const payloadTooLargePlugin = statusWhenOnly("PAYLOAD_TOO_LARGE", 413);
+/** The GraphQL error of a refused request or subscribe message: `extensions.code` RATE_LIMITED and `retryAfter` (seconds). */
+export function rateLimitedError(error: RateLimitedError): GraphQLError {
+  return new GraphQLError(error.message, { extensions: { code: error.code, retryAfter: error.retryAfter } });
+}
+
+/** graphql-js gives parse and validation errors no code; over WebSocket nobody else adds one. */
+export function withCode(errors: readonly GraphQLError[], code: string): GraphQLError[] {
+  return errors.map(
+    (e) => new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, originalError: e.originalError, extensions: { ...e.extensions, code } }),
+  );
+}

@@ -1,4 +1,3 @@
-import type { ApolloServerPlugin } from "@apollo/server";
 import {
   GraphQLError,
   Kind,
@@ -12,10 +11,11 @@ import {
   type ValidationRule,
 } from "graphql";
 import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from "graphql-query-complexity";
-import { unwrapResolverError } from "@apollo/server/errors";
-import { DomainError } from "../errors.ts";
 
-/** Query depth, alias and cost limits, shared by HTTP (Apollo) and WebSocket (graphql-ws). */
+/**
+ * Query depth, alias and cost limits, shared by HTTP (Apollo: validationRules and the use-cost-limit
+ * plugin) and WebSocket (graphql-ws: ws.ts).
+ */
 
 /** The first selection of `operation` nested more than `maxDepth` fields below its root fields. */
 function tooDeepSelection(operation: OperationDefinitionNode, context: ValidationContext, maxDepth: number): SelectionNode | undefined {
@@ -144,37 +144,4 @@ export function operationToRun(document: DocumentNode, operationName: string | n
   if (operation) return operation;
   const message = operationName != null ? `Unknown operation named "${operationName}".` : "Must provide operation name if query contains multiple operations.";
   return new GraphQLError(message, { extensions: { code: "OPERATION_RESOLUTION_FAILURE" } });
-}
-
-export function costLimitPlugin(maxCost: number): ApolloServerPlugin {
-  return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ request, document, schema, operation }) {
-          // no operation to run: Apollo answers OPERATION_RESOLUTION_FAILURE (400) itself
-          if (!operation) return;
-          const cost = queryCost(schema, document, operation, request.variables);
-          // variables that do not coerce: execution refuses them itself, BAD_USER_INPUT (400), and runs nothing
-          if (typeof cost !== "number") return;
-          if (cost > maxCost) throw costError(cost, maxCost);
-        },
-      };
-    },
-  };
-}
-
-/**
- * graphql-upload refuses what is over its limits with an http-errors error (`expose`, a 4xx status):
- * a file over UPLOAD_LIMIT_BYTES (413, surfacing in the resolver that reads it), too many files or
- * an oversize `operations` field (413), a missing part (400). Those are the client's, not bugs: they
- * become domain errors (PAYLOAD_TOO_LARGE or BAD_USER_INPUT) with the library's message. Errors that
- * body-parser names by `type` are left to the REST error mapping.
- */
-export function uploadClientError(error: unknown): DomainError | undefined {
-  const original = unwrapResolverError(error) as { status?: unknown; expose?: unknown; type?: unknown; message?: unknown } | undefined;
-  if (!original || typeof original !== "object" || original instanceof DomainError || original.type !== undefined) return undefined;
-  const status = original.status;
-  if (original.expose !== true || typeof status !== "number" || status < 400 || status >= 500 || status === 499) return undefined;
-  const message = typeof original.message === "string" ? original.message : "Bad request.";
-  return new DomainError(status === 413 ? "PAYLOAD_TOO_LARGE" : "BAD_USER_INPUT", message);
 }

@@ -1,6 +1,4 @@
-import type { RequestHandler } from "express";
 import {
-  GraphQLError,
   Kind,
   parse,
   type DocumentNode,
@@ -9,13 +7,12 @@ import {
   type SelectionSetNode,
   type ValueNode,
 } from "graphql";
-import type { Principal } from "../auth/principal.ts";
-import { RATE_LIMIT_MESSAGE, RateLimitedError, type RateLimiter } from "./rate-limit.service.ts";
 
 /**
  * GraphQL's side of the rate limit: the domains an operation names (every `domain:` argument of the
  * operation that will run, literal or variable, fragments included) are the budgets it draws on; an
- * operation naming none draws on the user's own budget.
+ * operation naming none draws on the user's own budget. The admission pipeline (src/admission)
+ * charges them: GraphQL over HTTP after reading the body, WebSocket at each subscribe message.
  */
 export function operationDomains(
   document: DocumentNode,
@@ -63,11 +60,6 @@ export function operationDomains(
   return domains.size ? [...domains] : [undefined];
 }
 
-/** The GraphQL error of a refused request or subscription (`extensions.code` RATE_LIMITED). */
-export function rateLimitedGraphQLError(error: RateLimitedError): GraphQLError {
-  return new GraphQLError(RATE_LIMIT_MESSAGE, { extensions: { code: error.code, retryAfter: error.retryAfter } });
-}
-
 function jsonObject(raw: unknown): Record<string, unknown> | undefined {
   if (raw && typeof raw === "object" && !Array.isArray(raw)) return raw as Record<string, unknown>;
   if (typeof raw !== "string") return undefined;
@@ -90,22 +82,4 @@ export function requestDomains(body: unknown, query: unknown): (string | undefin
   }
   const operationName = typeof params.operationName === "string" ? params.operationName : undefined;
   return operationDomains(document, operationName, jsonObject(params.variables));
-}
-
-/**
- * Express middleware on /graphql, after authentication and body parsing, before Apollo: a request
- * over the budget is refused whole, 429 with Retry-After and a GraphQL error body, before any work.
- */
-export function graphqlRateLimit(limiter: RateLimiter): RequestHandler {
-  return async (req, res, next) => {
-    if (!limiter.enabled) return next();
-    try {
-      await limiter.consume(res.locals.principal as Principal, requestDomains(req.body, req.query));
-      next();
-    } catch (error) {
-      if (!(error instanceof RateLimitedError)) return next(error);
-      for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-      res.status(error.status).json({ errors: [rateLimitedGraphQLError(error).toJSON()] });
-    }
-  };
 }

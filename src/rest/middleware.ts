@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from "express";
+import { httpCredentials, type Admission } from "../admission/admission.ts";
 import type { Principal } from "../auth/principal.ts";
-import type { Authenticator } from "../auth/authenticate.ts";
 import { DomainError } from "../errors.ts";
 import { UNPARSABLE_JSON } from "../util/json.ts";
 
@@ -18,13 +18,14 @@ type AsyncHandler = (req: Request, res: Response, next: NextFunction) => Promise
 /** Express 5 forwards rejected promises to the error handler; this only narrows the type. */
 export const handler = (fn: AsyncHandler): RequestHandler => (req, res, next) => fn(req, res, next);
 
-export function authenticate(authenticator: Authenticator): RequestHandler {
+/**
+ * The admission of a REST family under /a/{domain}/…: the caller (401), then their budget in the
+ * domain of the path (429). A refusal goes to the family's error handler, which writes it in the
+ * family's body shape.
+ */
+export function admit(admission: Admission): RequestHandler {
   return handler(async (req, res, next) => {
-    res.locals.principal = await authenticator.authenticate({
-      authorization: req.headers.authorization,
-      method: req.method,
-      uri: req.originalUrl,
-    });
+    res.locals.principal = await admission.admit(httpCredentials(req), [String(req.params.domain)]);
     next();
   });
 }

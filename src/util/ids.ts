@@ -14,3 +14,8 @@ export function newUuid(): string {
 export function newHexId(bytes = 16): string {
   return randomBytes(bytes).toString("hex");
 }
+
+/** A random URL-safe token: API keys, OAuth client ids and secrets, server secrets. */
+export function newToken(bytes = 32): string {
+  return randomBytes(bytes).toString("base64url");
+}

@@ -7,7 +7,7 @@ import { WebSocket } from "ws";
 import { postgresDatabase, type Database } from "../../src/db/client.ts";
 import { isDatabaseUnavailable } from "../../src/db/unavailable.ts";
 import { badInput } from "../../src/errors.ts";
-import { toDomainError } from "../../src/rest/errors.ts";
+import { toDomainError } from "../../src/admission/error-mapping.ts";
 import { freshDatabase, usingPostgres } from "../helpers/db.ts";
 import { freePort, pgClusterUnavailable, startPgCluster, startServer, type PgCluster, type ServerProcess } from "../helpers/process.ts";
 

@@ -388,25 +388,25 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
       expect(new Set(codesOf(res))).toEqual(new Set(["GRAPHQL_VALIDATION_FAILED"]));
     });
 
-    it("src/graphql/server.ts: a subscription sent over HTTP is a 400 BAD_REQUEST, not INTERNAL_SERVER_ERROR", async () => {
+    it("src/graphql/plugins/use-subscriptions-over-websocket.ts: a subscription sent over HTTP is a 400 BAD_REQUEST, not INTERNAL_SERVER_ERROR", async () => {
       const res = await post(member.authorization, JSON.stringify({ query: 'subscription { caseChanged(domain: "demo") { caseId } }' }));
       expect(badGraphQLAnswer(res)).toBeUndefined();
       expect([res.status, codesOf(res)]).toEqual([400, ["BAD_REQUEST"]]);
     });
 
-    it("src/graphql/server.ts: a malformed multipart body is a 400 with errors[].extensions.code, not a REST-shaped 500", async () => {
+    it("src/graphql/http.ts: a malformed multipart body is a 400 with errors[].extensions.code, not a REST-shaped 500", async () => {
       const res = await post(member.authorization, '[{"query":"{ me { id } }"}]', "multipart/form-data; boundary=x", { "apollo-require-preflight": "true" });
       expect(badGraphQLAnswer(res)).toBeUndefined();
       expect([res.status, codesOf(res)]).toEqual([400, ["BAD_REQUEST"]]);
     });
 
-    it("src/graphql/server.ts: a JSON body in an unsupported charset is refused with errors[].extensions.code", async () => {
+    it("src/graphql/http.ts: a JSON body in an unsupported charset is refused with errors[].extensions.code", async () => {
       const res = await post(member.authorization, "{}", "application/json; charset=latin1");
       expect(badGraphQLAnswer(res)).toBeUndefined();
       expect([res.status, codesOf(res)]).toEqual([400, ["BAD_REQUEST"]]);
     });
 
-    it("src/graphql/server.ts: a multipart request without `map` is refused with errors[].extensions.code", async () => {
+    it("src/graphql/http.ts: a multipart request without `map` is refused with errors[].extensions.code", async () => {
       const body = '--B7\r\nContent-Disposition: form-data; name="operations"\r\n\r\n{"query":"{ me { id } }"}\r\n--B7--\r\n';
       const res = await post(member.authorization, body, "multipart/form-data; boundary=B7", { "apollo-require-preflight": "true" });
       expect(badGraphQLAnswer(res)).toBeUndefined();
