@@ -12,6 +12,7 @@ import { caseRouter } from "./cases/case.rest.ts";
 import { restRateLimit } from "./rate-limit/rate-limit.rest.ts";
 import { RateLimiter } from "./rate-limit/rate-limit.service.ts";
 import { appRouter } from "./apps/app.rest.ts";
+import { multimediaRouter } from "./multimedia/multimedia.rest.ts";
 import type { Services } from "./services.ts";
 
 /**
@@ -75,7 +76,18 @@ export async function buildServer(services: Services): Promise<HttpServer> {
     shape: "plain",
     routes: locationTypeRouter(services),
   });
-  mountFamily(app, services, rateLimiter, { path: "/a/:domain/apps/api", shape: "apps", routes: appRouter(services) });
+  const uploads = { uploadTempDir: () => services.blobs.tempDir(), uploadLimitBytes: services.config.uploadLimitBytes };
+  mountFamily(app, services, rateLimiter, {
+    path: "/a/:domain/apps/api",
+    shape: "apps",
+    // the family's two features: the import (apps), then the multimedia routes
+    routes: express
+      .Router({ mergeParams: true })
+      .use(
+        appRouter({ apps: services.apps, ...uploads, appSourceLimitBytes: services.config.appSourceLimitBytes }),
+        multimediaRouter({ multimedia: services.multimediaJobs, ...uploads }),
+      ),
+  });
 
   app.use(unknownPath("plain"));
   // Errors raised before a family is entered (e.g. an undecodable domain) still get its body shape.
