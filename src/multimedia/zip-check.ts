@@ -2,9 +2,9 @@ import { open, type FileHandle } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
-import { crc32, createInflateRaw, inflateRaw } from "node:zlib";
-import type yauzl from "yauzl";
-import { DEFLATED, entryName, entryUse, IN_MEMORY_BYTES, openZip, STORED, type ZipLimits } from "./zip-entries.ts";
+import { crc32, createInflateRaw, inflateRaw, inflateRawSync } from "node:zlib";
+import yauzl from "yauzl";
+import { DEFLATED, entryName, entryUse, IN_MEMORY_BYTES, STORED, ZIP_OPTIONS, type ZipLimits } from "./zip-entries.ts";
 
 /**
  * The upload-time validation of a multimedia archive (CONTRACT §4 "POST {app_id}/multimedia/"):
@@ -27,6 +27,10 @@ export type ArchiveCheck = { state: "ok"; entries: number } | { state: "not-zip"
 const WINDOW_BYTES = 4 * 1024 * 1024;
 /** How much compressed data of a large member is handed to the inflater at a time. */
 const STREAM_CHUNK_BYTES = 1024 * 1024;
+/** Members with at most this much compressed data are inflated on the spot (no thread-pool round trip). */
+const INFLATE_IN_PLACE_BYTES = 64 * 1024;
+/** How much of the central directory one read takes. */
+const DIRECTORY_BLOCK_BYTES = 1024 * 1024;
 const LOCAL_HEADER_BYTES = 30;
 const LOCAL_HEADER_SIGNATURE = 0x04034b50;
 
@@ -71,7 +75,8 @@ class WindowedFile {
 
   /** Up to `maxLength` bytes at `position`, as far as the window holding `position` goes (none past the end of the file). */
   async chunk(position: number, maxLength: number): Promise<Buffer> {
-    if (position < this.window.start || position >= this.window.start + this.window.data.length) this.window = await this.windowAt(position);
+    const { start, data } = this.window;
+    if (position < start || position >= start + data.length) this.window = await this.windowAt(position);
     const offset = position - this.window.start;
     return this.window.data.subarray(offset, offset + maxLength);
   }
@@ -114,6 +119,45 @@ class WindowedFile {
   }
 }
 
+/**
+ * yauzl's reads (the end record, then the central directory record by record) served from blocks
+ * of the file: one read per block rather than two per member.
+ */
+class DirectoryReader extends yauzl.RandomAccessReader {
+  private block: Window = { start: 0, data: Buffer.alloc(0) };
+
+  constructor(private readonly handle: FileHandle) {
+    super();
+  }
+
+  override read(
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number,
+    callback: (error: Error | null, bytesRead?: number) => void,
+  ): void {
+    const copy = (block: Window) =>
+      block.data.copy(buffer, offset, position - block.start, Math.min(position - block.start + length, block.data.length));
+    if (position >= this.block.start && position + length <= this.block.start + this.block.data.length) {
+      const copied = copy(this.block);
+      return void process.nextTick(callback, null, copied);
+    }
+    const data = Buffer.allocUnsafe(Math.max(length, DIRECTORY_BLOCK_BYTES));
+    this.handle.read(data, 0, data.length, position).then(
+      ({ bytesRead }) => {
+        this.block = { start: position, data: data.subarray(0, bytesRead) };
+        callback(null, copy(this.block));
+      },
+      (error: Error) => callback(error),
+    );
+  }
+
+  override _readStreamForRange(): never {
+    throw new Error("member data is read by WindowedFile");
+  }
+}
+
 /** Where the member's data starts, after its local header (whose signature must be there). */
 async function dataStart(file: WindowedFile, entry: yauzl.Entry): Promise<number> {
   const header = await file.bytes(entry.relativeOffsetOfLocalHeader, LOCAL_HEADER_BYTES);
@@ -129,9 +173,12 @@ async function checkSmall(file: WindowedFile, entry: yauzl.Entry, start: number)
   let data = raw;
   if (entry.compressionMethod === DEFLATED) {
     // one byte over the claimed size is enough to know it lies
-    data = await inflate(raw, { maxOutputLength: entry.uncompressedSize + 1 }).catch(() => {
+    const options = { maxOutputLength: entry.uncompressedSize + 1 };
+    try {
+      data = raw.length <= INFLATE_IN_PLACE_BYTES ? inflateRawSync(raw, options) : await inflate(raw, options);
+    } catch {
       throw new Damaged("deflate stream, or more data than it claims");
-    });
+    }
   }
   if (data.length !== entry.uncompressedSize) throw new Damaged("not the size it claims");
   if (crc32(data) !== entry.crc32) throw new Damaged("CRC-32");
@@ -159,7 +206,8 @@ async function checkLarge(file: WindowedFile, entry: yauzl.Entry, start: number)
   if (entry.compressionMethod === STORED) {
     await consume(compressed());
   } else {
-    await pipeline(Readable.from(compressed(), { objectMode: false }), createInflateRaw({ chunkSize: 64 * 1024 }), consume).catch((error) => {
+    const inflater = createInflateRaw({ chunkSize: 64 * 1024 });
+    await pipeline(Readable.from(compressed(), { objectMode: false }), inflater, consume).catch((error) => {
       throw error instanceof Damaged ? error : new Damaged("deflate stream");
     });
   }
@@ -177,53 +225,56 @@ async function checkMember(file: WindowedFile, entry: yauzl.Entry): Promise<void
   await (small ? checkSmall(file, entry, start) : checkLarge(file, entry, start));
 }
 
-async function startsLikeZip(file: string): Promise<boolean> {
-  const handle = await open(file, "r");
-  const head = Buffer.alloc(4);
-  try {
-    await handle.read(head, 0, 4, 0);
-  } finally {
-    await handle.close();
-  }
-  const magic = head.toString("latin1");
-  return magic === "PK\x03\x04" || magic === "PK\x05\x06" || magic === "PK\x07\x08";
+const ZIP_MAGIC = ["PK\x03\x04", "PK\x05\x06", "PK\x07\x08"];
+
+/** The archive's central directory, read through `handle`; yauzl's error when it does not read. */
+function openDirectory(handle: FileHandle, size: number): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) =>
+    yauzl.fromRandomAccessReader(new DirectoryReader(handle), size, { ...ZIP_OPTIONS, autoClose: false }, (error, zip) =>
+      error || !zip ? reject(error ?? new Error("no zip")) : resolve(zip),
+    ),
+  );
+}
+
+/** Checks the members the job will read, in central-directory order; rejects at the first damaged one. */
+function checkMembers(zip: yauzl.ZipFile, data: WindowedFile, limits: ZipLimits): Promise<void> {
+  let expanded = 0;
+  const check = async (entry: yauzl.Entry) => {
+    if (expanded > limits.maxTotalBytes || entryUse(entryName(entry), entry, limits) !== "read") return;
+    expanded += entry.uncompressedSize;
+    // past the total limit the job stops at this entry, reading nothing more
+    if (expanded <= limits.maxTotalBytes) await checkMember(data, entry);
+  };
+  return new Promise<void>((resolve, reject) => {
+    zip.on("entry", (entry: yauzl.Entry) => check(entry).then(() => zip.readEntry(), reject));
+    zip.on("end", resolve);
+    zip.on("error", reject);
+    zip.readEntry();
+  });
 }
 
 /** Checks that a file is a ZIP whose central directory reads and whose members' data is intact. */
 export async function checkArchive(file: string, limits: ZipLimits): Promise<ArchiveCheck> {
-  if (!(await startsLikeZip(file))) return { state: "not-zip" };
-  let zip: yauzl.ZipFile;
-  try {
-    zip = await openZip(file, false);
-  } catch {
-    return { state: "corrupt" };
-  }
   const handle = await open(file, "r");
-  let data: WindowedFile | undefined;
   try {
-    data = new WindowedFile(handle, (await handle.stat()).size);
-    let expanded = 0;
-    await new Promise<void>((resolve, reject) => {
-      zip.on("entry", (entry: yauzl.Entry) => {
-        const check = async () => {
-          if (expanded > limits.maxTotalBytes || entryUse(entryName(entry), entry, limits) !== "read") return;
-          expanded += entry.uncompressedSize;
-          // past the total limit the job stops at this entry, reading nothing more
-          if (expanded <= limits.maxTotalBytes) await checkMember(data!, entry);
-        };
-        check().then(() => zip.readEntry(), reject);
-      });
-      zip.on("end", resolve);
-      zip.on("error", reject);
-      zip.readEntry();
-    });
-    return { state: "ok", entries: zip.entryCount };
-  } catch (error) {
-    if (error instanceof Damaged || !isSystemError(error)) return { state: "corrupt" };
-    throw error;
+    const head = Buffer.alloc(4);
+    await handle.read(head, 0, 4, 0);
+    if (!ZIP_MAGIC.includes(head.toString("latin1"))) return { state: "not-zip" };
+    const size = (await handle.stat()).size;
+    const zip = await openDirectory(handle, size).catch(() => undefined);
+    if (!zip) return { state: "corrupt" };
+    const data = new WindowedFile(handle, size);
+    try {
+      await checkMembers(zip, data, limits);
+      return { state: "ok", entries: zip.entryCount };
+    } catch (error) {
+      if (error instanceof Damaged || !isSystemError(error)) return { state: "corrupt" };
+      throw error;
+    } finally {
+      zip.close();
+      await data.settle();
+    }
   } finally {
-    zip.close();
-    await data?.settle();
     await handle.close();
   }
 }

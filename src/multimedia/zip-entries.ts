@@ -38,14 +38,16 @@ export function unsafeName(name: string): boolean {
   );
 }
 
+/**
+ * How the archive is read. Names are decoded by entryName rather than by yauzl, which would refuse
+ * the whole archive for one unsafe name: such an entry is reported unmatched instead.
+ */
+export const ZIP_OPTIONS = { lazyEntries: true, validateEntrySizes: true, decodeStrings: false } as const;
+
 /** `autoClose`: yauzl closes the file after the last entry is read (no entry read ahead of use). */
 export function openZip(file: string, autoClose = true): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) =>
-    // Names are decoded here rather than by yauzl, which would refuse the whole archive for one
-    // unsafe name: such an entry is reported unmatched instead.
-    yauzl.open(file, { lazyEntries: true, autoClose, validateEntrySizes: true, decodeStrings: false }, (error, zip) =>
-      error || !zip ? reject(error ?? new Error("no zip")) : resolve(zip),
-    ),
+    yauzl.open(file, { ...ZIP_OPTIONS, autoClose }, (error, zip) => (error || !zip ? reject(error ?? new Error("no zip")) : resolve(zip))),
   );
 }
 
