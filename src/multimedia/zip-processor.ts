@@ -25,9 +25,6 @@ import { compressionRatio, DEFLATED, entryName, entryUse, IN_MEMORY_BYTES, openZ
  * (The upload refuses an archive with such an entry, zip-check.ts; this is for one damaged after.)
  */
 
-export type { ArchiveResult, StoredMedia } from "./archive-result.ts";
-export type { ZipLimits } from "./zip-entries.ts";
-
 export interface ProcessHooks {
   /** entries done and total, after every entry (persisted by the caller) */
   progress(current: number, total: number): Promise<void>;
