@@ -11,6 +11,7 @@ import { restErrorHandler, unknownPath, type ErrorShape } from "./rest/errors.ts
 import { admit } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
 import { appRouter } from "./apps/app.rest.ts";
+import { multimediaRouter } from "./multimedia/multimedia.rest.ts";
 import type { Services } from "./services.ts";
 import { requestDrain } from "./shutdown.ts";
 
@@ -79,7 +80,18 @@ export async function buildServer(services: Services): Promise<HttpServer> {
     shape: "plain",
     routes: locationTypeRouter({ locationTypes: services.locationTypes }),
   });
-  mountFamily(app, admission, { path: "/a/:domain/apps/api", shape: "apps", routes: appRouter(services) });
+  const uploads = { uploadTempDir: () => services.blobs.tempDir(), uploadLimitBytes: services.config.uploadLimitBytes };
+  mountFamily(app, admission, {
+    path: "/a/:domain/apps/api",
+    shape: "apps",
+    // the family's two features: the import (apps), then the multimedia routes
+    routes: express
+      .Router({ mergeParams: true })
+      .use(
+        appRouter({ apps: services.apps, ...uploads, appSourceLimitBytes: services.config.appSourceLimitBytes }),
+        multimediaRouter({ multimedia: services.multimediaJobs, ...uploads }),
+      ),
+  });
 
   app.use(unknownPath("plain"));
   // Errors raised before a family is entered (e.g. an undecodable domain) still get its body shape.

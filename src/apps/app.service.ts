@@ -5,12 +5,20 @@ import type { Prisma } from "../db/client.ts";
 import { DomainError, badInput, notFound } from "../errors.ts";
 import { newHexId } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
+import { AppRepository, type AppRecord, type AppVersionRow, type MultimediaMap, type Transaction } from "./app.repository.ts";
 import { findReferences, MAX_SOURCE_DEPTH, referencePathOf, type Reference } from "./references.ts";
 
 /**
  * Applications (CONTRACT §4 "Application source", "POST import_app/"): a JSON source imported as a
- * new app or as the next version of one; every version's source kept as sent.
+ * new app or as the next version of one; every version's source kept as sent. The app's
+ * multimedia_map has one writer, `mapMedia`, which a multimedia job calls in the transaction that
+ * completes it (an import keeps the map as it is).
+ *
+ * Scope first: `in(principal, domain)` answers 401/403/404 before any input is read; the returned
+ * AppScope holds the domain for every later call.
  */
+
+export type { AppRecord, AppVersionRow, MultimediaMap } from "./app.repository.ts";
 
 export const DOC_TYPES = ["Application", "LinkedApplication", "RemoteApp"] as const;
 
@@ -28,10 +36,13 @@ export interface ImportResult {
   warnings: string[];
 }
 
-/** canonical jr://file/ path → the stored file it resolves to */
-export type MultimediaMap = Record<string, { fileId: string; mediaType: string; sha256: string }>;
-
-export type AppVersionRow = { appId: string; version: number; name: string; createdAt: Date; source: unknown };
+/** A stored file mapped to an app's canonical reference path. */
+export interface MediaMapping {
+  path: string;
+  fileId: string;
+  mediaType: string;
+  sha256: string;
+}
 
 function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
@@ -45,20 +56,17 @@ function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** An id that is not storable names nothing; other such input is refused (the multimedia jobs use it too). */
-export const storable = isStorableText;
-
 /** Why a parsed source cannot be stored as jsonb, or undefined when it can. */
 function unstorableSource(source: unknown): string | undefined {
   const stack: [unknown, number][] = [[source, 0]];
   while (stack.length) {
     const [value, depth] = stack.pop()!;
     if (typeof value === "string") {
-      if (!storable(value)) return "The application file contains text that cannot be stored (a NUL character or an unpaired surrogate).";
+      if (!isStorableText(value)) return "The application file contains text that cannot be stored (a NUL character or an unpaired surrogate).";
     } else if (value && typeof value === "object") {
       if (depth >= MAX_SOURCE_DEPTH) return `The application file is nested more than ${MAX_SOURCE_DEPTH} levels deep.`;
       for (const [key, item] of Object.entries(value)) {
-        if (!Array.isArray(value) && !storable(key)) {
+        if (!Array.isArray(value) && !isStorableText(key)) {
           return "The application file contains text that cannot be stored (a NUL character or an unpaired surrogate).";
         }
         stack.push([item, depth + 1]);
@@ -74,18 +82,90 @@ export function missingWarning(references: Reference[], map: MultimediaMap): str
   return missing ? [`the application is missing multimedia file(s): ${missing} referenced file(s) not yet uploaded`] : [];
 }
 
+/** The entry of the app's map for a path (`jr://file/` optional, any case), if any. */
+export function mappedFile(app: Pick<AppRecord, "multimediaMap">, path: string): MultimediaMap[string] | undefined {
+  const wanted = referencePathOf(path).toLowerCase();
+  const map = (app.multimediaMap ?? {}) as MultimediaMap;
+  return Object.entries(map).find(([key]) => key.toLowerCase() === wanted)?.[1];
+}
+
 export class AppService {
+  private readonly repository: AppRepository;
+
   constructor(
     private readonly prisma: Prisma,
     private readonly sourceLimitBytes: number,
-  ) {}
-
-  domain(principal: Principal, domainName: string): Promise<DomainRef> {
-    return authorize(this.prisma, principal, domainName, "apps");
+  ) {
+    this.repository = new AppRepository(prisma);
   }
 
-  async importApp(principal: Principal, domainName: string, input: ImportInput): Promise<ImportResult> {
-    const domain = await this.domain(principal, domainName);
+  /** The caller's apps in the domain: 401/403/404 (CONTRACT §1 "Permissions", edit_apps) before anything else. */
+  async in(principal: Principal, domainName: string): Promise<AppScope> {
+    const domain = await authorize(this.prisma, principal, domainName, "apps");
+    return new AppScope(domain, this.repository, this.sourceLimitBytes);
+  }
+
+  /** The references of the app's current version: what a multimedia job matches its archive against. */
+  async references(appId: string): Promise<Reference[]> {
+    const source = await this.repository.latestSource(appId);
+    return source === undefined ? [] : findReferences(source);
+  }
+
+  /**
+   * Maps stored files to the app's reference paths, within the caller's transaction (a multimedia
+   * job's completion): a path already mapped in another case is replaced. Nothing when the domain
+   * has no such app.
+   */
+  async mapMedia(tx: Transaction, domain: Pick<DomainRef, "id">, appId: string, mappings: readonly MediaMapping[]): Promise<void> {
+    const app = await this.repository.lock(tx, domain.id, appId);
+    if (!app) return;
+    const map: MultimediaMap = { ...app.multimediaMap };
+    for (const m of mappings) {
+      for (const key of Object.keys(map)) if (key.toLowerCase() === m.path.toLowerCase()) delete map[key];
+      map[m.path] = { fileId: m.fileId, mediaType: m.mediaType, sha256: m.sha256 };
+    }
+    await this.repository.setMultimediaMap(tx, app.id, map);
+  }
+
+  /** Every version of each of the domain's apps named, newest first, in one query (GraphQL loaders). */
+  async versionsOf(domain: Pick<DomainRef, "id">, appIds: readonly string[]): Promise<Map<string, AppVersionRow[]>> {
+    return groupBy(await this.repository.versionsOf(domain.id, appIds), (r) => r.appId);
+  }
+
+  /** The references of each app's current version (apps of the domain only), in one query (GraphQL loaders). */
+  async referencesOf(domain: Pick<DomainRef, "id">, apps: readonly { id: string; version: number }[]): Promise<Map<string, Reference[]>> {
+    if (!apps.length) return new Map();
+    const rows = await this.repository.sourcesOf(domain.id, apps);
+    return new Map(rows.map((r) => [r.appId, findReferences(r.source)]));
+  }
+}
+
+/** The apps of one domain the caller may edit. */
+export class AppScope {
+  constructor(
+    readonly domain: DomainRef,
+    private readonly repository: AppRepository,
+    private readonly sourceLimitBytes: number,
+  ) {}
+
+  /** The app, in the domain, or 404. */
+  async app(appId: string): Promise<AppRecord> {
+    const app = await this.find(appId);
+    if (!app) throw notFound(`Application '${appId}' not found`);
+    return app;
+  }
+
+  /** The app, in the domain, or null (an id that cannot be stored names nothing). */
+  find(appId: string): Promise<AppRecord | null> {
+    return isStorableText(appId) ? this.repository.find(this.domain.id, appId) : Promise.resolve(null);
+  }
+
+  /** The domain's apps, oldest first. */
+  list(): Promise<AppRecord[]> {
+    return this.repository.list(this.domain.id);
+  }
+
+  async importApp(input: ImportInput): Promise<ImportResult> {
     if (!input.file) throw badInput("app_file is required");
     const appName = input.appName?.trim() ? input.appName : undefined;
     const appId = input.appId?.trim() ? input.appId.trim() : undefined;
@@ -95,35 +175,23 @@ export class AppService {
     if (typeof docType !== "string" || !(DOC_TYPES as readonly string[]).includes(docType)) {
       throw badInput(`Unsupported doc_type '${String(docType)}': expected one of ${DOC_TYPES.join(", ")}`);
     }
-    if (appName !== undefined && !storable(appName)) throw badInput("app_name contains a character that cannot be stored (NUL).");
+    if (appName !== undefined && !isStorableText(appName)) throw badInput("app_name contains a character that cannot be stored (NUL).");
     const references = findReferences(source);
     if (!appId) {
       const id = newHexId();
-      await this.prisma.app.create({
-        data: {
-          id,
-          domainId: domain.id,
-          name: appName!,
-          docType,
-          version: 1,
-          versions: { create: { version: 1, name: appName!, source: source as object } },
-        },
-      });
+      await this.repository.create(this.domain.id, { id, name: appName!, docType, source });
       return { created: true, appId: id, version: 1, warnings: missingWarning(references, {}) };
     }
-    if (!storable(appId)) throw notFound(`Application '${appId}' not found`);
-    return this.prisma.$transaction(async (tx) => {
-      const [app] = await tx.$queryRaw<{ id: string; name: string; doc_type: string; version: number; multimedia_map: MultimediaMap }[]>`
-        SELECT id, name, doc_type, version, multimedia_map FROM apps WHERE id = ${appId} AND domain_id = ${domain.id}::uuid FOR UPDATE`;
+    if (!isStorableText(appId)) throw notFound(`Application '${appId}' not found`);
+    return this.repository.transaction(async (tx) => {
+      const app = await this.repository.lock(tx, this.domain.id, appId);
       if (!app) throw notFound(`Application '${appId}' not found`);
-      if (app.doc_type !== docType) {
-        throw badInput(`Incompatible application type: the application is a ${app.doc_type}, the file is a ${docType}`);
+      if (app.docType !== docType) {
+        throw badInput(`Incompatible application type: the application is a ${app.docType}, the file is a ${docType}`);
       }
       const version = app.version + 1;
-      const name = appName ?? app.name;
-      await tx.app.update({ where: { id: app.id }, data: { name, version } });
-      await tx.appVersion.create({ data: { appId: app.id, version, name, source: source as object } });
-      return { created: false, appId: app.id, version, warnings: missingWarning(references, app.multimedia_map ?? {}) };
+      await this.repository.addVersion(tx, app.id, { version, name: appName ?? app.name, source });
+      return { created: false, appId: app.id, version, warnings: missingWarning(references, app.multimediaMap) };
     });
   }
 
@@ -142,63 +210,5 @@ export class AppService {
     const unstorable = unstorableSource(source);
     if (unstorable) throw badInput(unstorable);
     return source;
-  }
-
-  /** The app, in the domain, or 404. */
-  async app(domain: DomainRef, appId: string) {
-    if (!storable(appId)) throw notFound(`Application '${appId}' not found`);
-    const app = await this.prisma.app.findFirst({ where: { id: appId, domainId: domain.id } });
-    if (!app) throw notFound(`Application '${appId}' not found`);
-    return app;
-  }
-
-  /** The stored file an app maps a path to (`jr://file/` optional, any case), or null. */
-  async mediaFile(principal: Principal, domainName: string, appId: string, path: string) {
-    const app = await this.app(await this.domain(principal, domainName), appId);
-    const wanted = referencePathOf(path).toLowerCase();
-    const map = (app.multimediaMap ?? {}) as MultimediaMap;
-    const entry = Object.entries(map).find(([key]) => key.toLowerCase() === wanted)?.[1];
-    if (!entry) return null;
-    return this.prisma.multimediaFile.findFirst({ where: { id: entry.fileId, domainId: app.domainId } });
-  }
-
-  /** The domain's apps, oldest first. */
-  list(domain: DomainRef) {
-    return this.prisma.app.findMany({ where: { domainId: domain.id }, orderBy: { createdAt: "asc" } });
-  }
-
-  /** The app, in the domain, or null. */
-  find(domain: DomainRef, appId: string) {
-    return storable(appId) ? this.prisma.app.findFirst({ where: { id: appId, domainId: domain.id } }) : Promise.resolve(null);
-  }
-
-  /** Every version of each of the domain's apps named, newest first, in one query. */
-  async versionsOf(domain: Pick<DomainRef, "id">, appIds: readonly string[]): Promise<Map<string, AppVersionRow[]>> {
-    const rows = await this.prisma.appVersion.findMany({
-      where: { appId: { in: [...appIds] }, app: { domainId: domain.id } },
-      orderBy: [{ appId: "asc" }, { version: "desc" }],
-    });
-    return groupBy(rows, (r) => r.appId);
-  }
-
-  /** The references of each app's current version (apps of the domain only), in one query. */
-  async referencesOf(domain: Pick<DomainRef, "id">, apps: readonly { id: string; version: number }[]): Promise<Map<string, Reference[]>> {
-    if (!apps.length) return new Map();
-    const rows = await this.prisma.appVersion.findMany({
-      where: { OR: apps.map((a) => ({ appId: a.id, version: a.version })), app: { domainId: domain.id } },
-      select: { appId: true, source: true },
-    });
-    return new Map(rows.map((r) => [r.appId, findReferences(r.source)]));
-  }
-
-  /** The domain's stored multimedia files with these ids, in one query. */
-  async filesOf(domain: Pick<DomainRef, "id">, fileIds: readonly string[]) {
-    const rows = await this.prisma.multimediaFile.findMany({ where: { id: { in: [...fileIds] }, domainId: domain.id } });
-    return new Map(rows.map((r) => [r.id, r]));
-  }
-
-  async references(appId: string): Promise<Reference[]> {
-    const latest = await this.prisma.appVersion.findFirst({ where: { appId }, orderBy: { version: "desc" } });
-    return latest ? findReferences(latest.source) : [];
   }
 }

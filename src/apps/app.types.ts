@@ -1,7 +1,8 @@
 import { GraphQLJSONObject } from "graphql-scalars";
 import { Field, ID, Int, ObjectType } from "type-graphql";
+import type { MultimediaMap } from "./app.service.ts";
 
-/** GraphQL shapes of applications and their multimedia. */
+/** GraphQL shapes of applications (their multimedia fields: multimedia/multimedia.types.ts). */
 
 @ObjectType("AppVersion")
 export class AppVersionType {
@@ -16,42 +17,6 @@ export class AppVersionType {
 
   @Field(() => GraphQLJSONObject, { description: "the source as imported" })
   source!: Record<string, unknown>;
-}
-
-@ObjectType("MultimediaFile")
-export class MultimediaFileType {
-  @Field(() => ID)
-  id!: string;
-
-  @Field(() => String)
-  sha256!: string;
-
-  @Field(() => String)
-  md5!: string;
-
-  @Field(() => Int)
-  size!: number;
-
-  @Field(() => String)
-  contentType!: string;
-
-  @Field(() => String, { description: "AppImage, AppAudio or AppVideo" })
-  mediaClass!: string;
-}
-
-@ObjectType("MultimediaReference", { description: "a jr://file/ path the app refers to" })
-export class MultimediaReferenceType {
-  @Field(() => String)
-  path!: string;
-
-  @Field(() => String, { description: "image, audio or video" })
-  mediaType!: string;
-
-  @Field(() => Boolean, { description: "whether an uploaded file is mapped to it" })
-  present!: boolean;
-
-  @Field(() => MultimediaFileType, { nullable: true })
-  file!: MultimediaFileType | null;
 }
 
 @ObjectType("App")
@@ -93,38 +58,5 @@ export class ImportAppResultType {
   warnings!: string[];
 }
 
-@ObjectType("MultimediaProgress")
-export class MultimediaProgressType {
-  @Field(() => Int)
-  percent!: number;
-
-  @Field(() => Int)
-  current!: number;
-
-  @Field(() => Int)
-  total!: number;
-}
-
-@ObjectType("MultimediaJob", { description: "a multimedia upload's processing, as the REST status reports it" })
-export class MultimediaJobType {
-  @Field(() => ID)
-  processingId!: string;
-
-  @Field(() => Boolean)
-  complete!: boolean;
-
-  @Field(() => Boolean)
-  inQueue!: boolean;
-
-  @Field(() => Boolean, { description: "the task failed (REST answers 500)" })
-  failed!: boolean;
-
-  @Field(() => MultimediaProgressType)
-  progress!: MultimediaProgressType;
-
-  @Field(() => [String])
-  errors!: string[];
-
-  @Field(() => GraphQLJSONObject, { nullable: true, description: "the REST result fields, once complete" })
-  result!: Record<string, unknown> | null;
-}
+/** What an App field resolves from: the type's fields, the app's multimedia map and its domain id. */
+export type AppNode = AppType & { map: MultimediaMap; domainId: string };

@@ -1,5 +1,3 @@
-import { mediaTypeOfPath, type MediaType } from "../multimedia/media-types.ts";
-
 /**
  * Multimedia references of an application source (CONTRACT §4): every `jr://file/…` path in any
  * string of the document (form XML inside `_attachments` included) and the keys of
@@ -9,6 +7,26 @@ import { mediaTypeOfPath, type MediaType } from "../multimedia/media-types.ts";
 export interface Reference {
   path: string;
   mediaType: MediaType;
+}
+
+/** Media types of CONTRACT §4 "Application source": by extension, else by folder. */
+export type MediaType = "image" | "audio" | "video";
+
+const EXTENSIONS: Record<string, MediaType> = {
+  png: "image", jpg: "image", jpeg: "image", gif: "image", bmp: "image", svg: "image", webp: "image",
+  mp3: "audio", wav: "audio", ogg: "audio", m4a: "audio", amr: "audio",
+  mp4: "video", mov: "video", avi: "video", webm: "video",
+};
+
+const FOLDER = /\/(image|audio|video)\//i;
+
+/** The media type a path names: its extension (3gp: audio under an audio folder, else video), else its folder. */
+export function mediaTypeOfPath(path: string): MediaType | undefined {
+  const lower = path.toLowerCase();
+  const ext = /\.([a-z0-9]+)$/.exec(lower)?.[1];
+  if (ext === "3gp") return /\/audio\//.test(lower) ? "audio" : "video";
+  if (ext && EXTENSIONS[ext]) return EXTENSIONS[ext];
+  return FOLDER.exec(lower)?.[1] as MediaType | undefined;
 }
 
 const REFERENCE = /jr:\/\/file\/[^\s"'<>]+/g;

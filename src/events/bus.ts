@@ -15,7 +15,7 @@ import type { MultimediaStatus } from "../multimedia/job.events.ts";
 export type Topics = {
   caseChanged: [CaseChangedEvent];
   /** keyed by processing id */
-  multimediaProgress: [string, MultimediaStatus & { failed: boolean }];
+  multimediaProgress: [string, MultimediaStatus];
 };
 
 export type PubSub = ReturnType<typeof createPubSub<Topics>>;

@@ -2,6 +2,7 @@ import { createAppLoaders, type AppLoaders } from "../apps/app.loaders.ts";
 import type { Principal } from "../auth/principal.ts";
 import { createCaseLoaders, type CaseLoaders } from "../cases/case.loaders.ts";
 import { createLocationLoaders, type LocationLoaders } from "../locations/location.loaders.ts";
+import { createMultimediaLoaders, type MultimediaLoaders } from "../multimedia/multimedia.loaders.ts";
 import { domainIdLoader } from "./domain-loader.ts";
 import type { Services } from "../services.ts";
 
@@ -9,7 +10,7 @@ import type { Services } from "../services.ts";
 export interface GraphQLContext {
   principal: Principal;
   services: Services;
-  loaders: { cases: CaseLoaders; locations: LocationLoaders; apps: AppLoaders };
+  loaders: { cases: CaseLoaders; locations: LocationLoaders; apps: AppLoaders; multimedia: MultimediaLoaders };
 }
 
 export function createContext(principal: Principal, services: Services): GraphQLContext {
@@ -21,6 +22,7 @@ export function createContext(principal: Principal, services: Services): GraphQL
       cases: createCaseLoaders(services.caseReads["prisma"], domainIds),
       locations: createLocationLoaders(principal, services.locations),
       apps: createAppLoaders(services.apps),
+      multimedia: createMultimediaLoaders(services.multimediaJobs),
     },
   };
 }

@@ -7,8 +7,18 @@ import { CaseIndexResolver, CaseResolver } from "../cases/case.resolver.ts";
 import { LocationTypeResolver } from "../locations/location-type.resolver.ts";
 import { LocationResolver } from "../locations/location.resolver.ts";
 import { createLocalPubSub } from "../events/bus.ts";
+import { AppMultimediaResolver, MultimediaResolver } from "../multimedia/multimedia.resolver.ts";
 
-export const RESOLVERS = [AdminResolver, LocationTypeResolver, LocationResolver, CaseResolver, CaseIndexResolver, AppResolver] as const;
+export const RESOLVERS = [
+  AdminResolver,
+  LocationTypeResolver,
+  LocationResolver,
+  CaseResolver,
+  CaseIndexResolver,
+  AppResolver,
+  MultimediaResolver,
+  AppMultimediaResolver,
+] as const;
 
 /**
  * Subscriptions subscribe through the PubSub of the request's services (after authorising), so the

@@ -1,20 +1,30 @@
+import type { Readable } from "node:stream";
 import type { Principal } from "../auth/principal.ts";
+import type { DomainRef } from "../auth/permissions.ts";
 import type { Config } from "../config.ts";
 import type { Prisma } from "../db/client.ts";
-import { DomainError, badInput, notFound } from "../errors.ts";
+import { badInput, notFound } from "../errors.ts";
 import type { PubSub } from "../events/bus.ts";
-import { MULTIMEDIA_PROGRESS, type MultimediaStatus } from "./job.events.ts";
+import type { MultimediaFile } from "../generated/prisma/client.ts";
 import { newHexId } from "../util/ids.ts";
-import { storable, type AppService, type MultimediaMap } from "../apps/app.service.ts";
+import { isStorableText } from "../util/text.ts";
+import { mappedFile, type AppRecord, type AppService } from "../apps/app.service.ts";
+import type { ArchiveResult, StoredMedia } from "./archive-result.ts";
 import type { BlobStore } from "./blob-store.ts";
+import { MULTIMEDIA_PROGRESS, type JobState, type MultimediaStatus } from "./job.events.ts";
 import { attemptKey, type JobQueue, type TaskAttempt } from "./job.queue.ts";
-import { checkArchive, type ArchiveResult, type StoredMedia } from "./zip-processor.ts";
+import { checkArchive } from "./zip-check.ts";
+import type { ZipLimits } from "./zip-entries.ts";
 
 /**
  * Multimedia jobs (CONTRACT §4): an upload becomes a stored archive, a job row and a pg-boss job
  * (committed together) before the request returns. pg-boss hands each job to one worker and
  * retries it when that worker dies; the row records status and progress, and its locked_by names
  * the attempt allowed to write them, so a stale attempt can never overwrite a newer one.
+ *
+ * Scope first: `in(principal, domain)` answers 401/403/404, then `scope.app(appId)` the app's 404,
+ * before the upload is read; upload, status and file are methods of that app scope. Statuses are
+ * domain values (job.events.ts); the REST body is made by job.serializer.ts.
  */
 
 export interface JobRow {
@@ -40,56 +50,49 @@ export class Superseded extends Error {
   }
 }
 
-export class TaskFailed extends DomainError {
-  constructor() {
-    super("INTERNAL_SERVER_ERROR", "Multimedia processing task failed");
-  }
+/** An archive as the upload received it, on disk. */
+export interface UploadedArchive {
+  path: string;
 }
 
-/**
- * The result fields in the contract's order. The result is stored as jsonb, which keeps no key
- * order, so it is rebuilt key by key.
- */
-function orderedResult(r: ArchiveResult) {
-  const file = (f: ArchiveResult["matched_files"]["AppImage"][number]) => ({
-    path: f.path,
-    original_path: f.original_path,
-    md5: f.md5,
-    size: f.size,
-    content_type: f.content_type,
-  });
-  const reasoned = (f: { path: string; reason: string }) => ({ path: f.path, reason: f.reason });
-  return {
-    matched_count: r.matched_count,
-    unmatched_count: r.unmatched_count,
-    total_files: r.total_files,
-    processed_files: r.processed_files,
-    image_count: r.image_count,
-    audio_count: r.audio_count,
-    video_count: r.video_count,
-    matched_files: {
-      AppImage: r.matched_files.AppImage.map(file),
-      AppAudio: r.matched_files.AppAudio.map(file),
-      AppVideo: r.matched_files.AppVideo.map(file),
-    },
-    unmatched_files: r.unmatched_files.map(reasoned),
-    skipped_files: r.skipped_files.map(reasoned),
-  };
+/** A stored multimedia file and a stream of its bytes. */
+export interface MediaFileContent {
+  file: MultimediaFile;
+  stream: Readable;
 }
 
-/** The status record of CONTRACT §4, result fields only once complete. */
-export function statusOf(job: Pick<JobRow, "id" | "status" | "current" | "total" | "result" | "errors">): MultimediaStatus {
-  const complete = job.status === "complete";
-  // floor(100·current/total); an empty archive is 100 once complete
-  const percent = job.total === 0 ? (complete ? 100 : 0) : Math.floor((100 * job.current) / job.total);
+/** The caller's multimedia in one domain (edit_apps). */
+export interface MultimediaScope {
+  readonly domain: DomainRef;
+  /** The app's multimedia, or 404 when the domain has no such app. */
+  app(appId: string): Promise<AppMultimedia>;
+  /** Any job of the domain by its processing id, failed ones included (404 when unknown or expired). */
+  job(processingId: string): Promise<MultimediaStatus>;
+}
+
+/** The multimedia of one app the caller may edit. */
+export interface AppMultimedia {
+  readonly app: AppRecord;
+  /** Validates and stores an uploaded archive and queues its job: the processing id. */
+  upload(file: UploadedArchive | undefined): Promise<string>;
+  /** The app's job by its processing id (404 when unknown, of another app, or expired). */
+  status(processingId: string): Promise<MultimediaStatus>;
+  /** The stored file the app maps a path to (`jr://file/` optional, any case), or null. */
+  file(path: string): Promise<MediaFileContent | null>;
+}
+
+type StatusRow = Pick<JobRow, "id" | "status" | "current" | "total" | "result" | "errors">;
+
+/** A job row's status as the domain knows it. */
+export function statusOf(job: StatusRow): MultimediaStatus {
+  const state = job.status as JobState;
   return {
-    success: true,
-    complete,
-    in_queue: !complete,
-    progress: { percent, current: job.current, total: job.total },
-    errors: Array.isArray(job.errors) ? job.errors : [],
-    processing_id: job.id,
-    ...(complete ? orderedResult(job.result as ArchiveResult) : {}),
+    id: job.id,
+    state,
+    current: job.current,
+    total: job.total,
+    result: state === "complete" ? (job.result as ArchiveResult) : null,
+    errors: (Array.isArray(job.errors) ? job.errors : []) as string[],
   };
 }
 
@@ -103,15 +106,37 @@ export class MultimediaJobService {
     private readonly queue: JobQueue,
   ) {}
 
-  /** Validates and stores an uploaded archive and queues its job: the processing id. */
-  async upload(principal: Principal, domainName: string, appId: string, file: { path: string } | undefined): Promise<string> {
-    const domain = await this.apps.domain(principal, domainName);
-    const app = await this.apps.app(domain, appId);
+  /** The caller's multimedia in the domain: 401/403/404 (edit_apps) before anything else. */
+  async in(principal: Principal, domainName: string): Promise<MultimediaScope> {
+    const apps = await this.apps.in(principal, domainName);
+    const domain = apps.domain;
+    return {
+      domain,
+      app: async (appId) => this.appMultimedia(domain, await apps.app(appId)),
+      job: async (processingId) => statusOf(await this.liveJob(processingId, { domainId: domain.id })),
+    };
+  }
+
+  private appMultimedia(domain: DomainRef, app: AppRecord): AppMultimedia {
+    return {
+      app,
+      upload: (file) => this.upload(domain, app, file),
+      status: async (processingId) => statusOf(await this.liveJob(processingId, { appId: app.id, domainId: domain.id })),
+      file: async (path) => {
+        const entry = mappedFile(app, path);
+        const file = entry ? await this.prisma.multimediaFile.findFirst({ where: { id: entry.fileId, domainId: domain.id } }) : null;
+        const stream = file && (await this.blobs.stream(file.blobKey));
+        return file && stream ? { file, stream } : null;
+      },
+    };
+  }
+
+  /** The upload's checks in the contract's order (after the app's 404): file missing, not a ZIP, corrupt. */
+  private async upload(domain: DomainRef, app: AppRecord, file: UploadedArchive | undefined): Promise<string> {
     if (!file) throw badInput("bulk_upload_file is required");
-    const check = await checkArchive(file.path);
-    if (check.state !== "ok") {
-      throw badInput(check.state === "not-zip" ? "Uploaded file is not a valid ZIP file" : "ZIP file is corrupt");
-    }
+    const check = await checkArchive(file.path, this.limits);
+    if (check.state === "not-zip") throw badInput("Uploaded file is not a valid ZIP file");
+    if (check.state === "corrupt") throw badInput("ZIP file is corrupt");
     const id = `dl-${newHexId()}`;
     const archiveKey = `archives/${id}`;
     await this.blobs.putFile(archiveKey, file.path);
@@ -124,24 +149,20 @@ export class MultimediaJobService {
     return id;
   }
 
-  async status(principal: Principal, domainName: string, appId: string, processingId: string): Promise<MultimediaStatus> {
-    const domain = await this.apps.domain(principal, domainName);
-    await this.apps.app(domain, appId);
-    const job = await this.liveJob(processingId, { appId, domainId: domain.id });
-    if (job.status === "failed") throw new TaskFailed();
-    return statusOf(job);
+  /** The zip-bomb limits of CONTRACT §4 "Safety", for the upload check and the worker alike. */
+  get limits(): ZipLimits {
+    return { maxEntryBytes: this.config.zipMaxEntryBytes, maxTotalBytes: this.config.zipMaxTotalBytes, maxRatio: this.config.zipMaxRatio };
   }
 
-  /** The job status for GraphQL: any job of the domain, by id. */
-  async statusById(principal: Principal, domainName: string, processingId: string): Promise<MultimediaStatus & { failed: boolean }> {
-    const domain = await this.apps.domain(principal, domainName);
-    const job = await this.liveJob(processingId, { domainId: domain.id });
-    return { ...statusOf(job), failed: job.status === "failed" };
+  /** The domain's stored multimedia files with these ids, in one query (GraphQL loaders). */
+  async filesOf(domain: Pick<DomainRef, "id">, fileIds: readonly string[]): Promise<Map<string, MultimediaFile>> {
+    const rows = await this.prisma.multimediaFile.findMany({ where: { id: { in: [...fileIds] }, domainId: domain.id } });
+    return new Map(rows.map((r) => [r.id, r]));
   }
 
   /** The job with this id within `scope`, unless it is unknown or past its lifetime (404). */
   private async liveJob(processingId: string, scope: { domainId: string; appId?: string }) {
-    const job = storable(processingId)
+    const job = isStorableText(processingId)
       ? await this.prisma.multimediaJob.findFirst({ where: { id: processingId, ...scope } })
       : null;
     if (!job || (job.expiresAt && job.expiresAt.getTime() < Date.now())) throw notFound("Processing ID not found or expired");
@@ -234,20 +255,15 @@ export class MultimediaJobService {
   async complete(job: JobRow, result: ArchiveResult, stored: StoredMedia[]): Promise<void> {
     const expiresAt = new Date(Date.now() + this.config.multimediaJobTtlSeconds * 1000);
     const current = job.total;
+    const mappings = stored.map((s) => ({ path: s.canonicalPath, fileId: s.fileId, mediaType: s.mediaType, sha256: s.sha256 }));
     await this.prisma.$transaction(async (tx) => {
-      const [app] = await tx.$queryRaw<{ multimedia_map: MultimediaMap }[]>`
-        SELECT multimedia_map FROM apps WHERE id = ${job.appId} FOR UPDATE`;
-      const map: MultimediaMap = { ...(app?.multimedia_map ?? {}) };
-      for (const s of stored) {
-        for (const key of Object.keys(map)) if (key.toLowerCase() === s.canonicalPath.toLowerCase()) delete map[key];
-        map[s.canonicalPath] = { fileId: s.fileId, mediaType: s.mediaType, sha256: s.sha256 };
-      }
+      // the app's map is written by its owner (AppService), in this transaction: a superseded attempt rolls it back
+      await this.apps.mapMedia(tx, { id: job.domainId }, job.appId, mappings);
       const settled = await tx.multimediaJob.updateMany({
         where: { id: job.id, lockedBy: job.attempt },
         data: { status: "complete", current, result: result as object, completedAt: new Date(), expiresAt, lockedBy: null },
       });
       if (settled.count === 0) throw new Superseded();
-      if (app) await tx.app.update({ where: { id: job.appId }, data: { multimediaMap: map } });
     });
     await this.blobs.delete(job.archiveKey);
     this.publish({ ...job, status: "complete", current, result });
@@ -291,8 +307,8 @@ export class MultimediaJobService {
     });
   }
 
-  private publish(job: Pick<JobRow, "id" | "status" | "current" | "total" | "result" | "errors">): void {
-    this.pubsub.publish(MULTIMEDIA_PROGRESS, job.id, { ...statusOf(job), failed: job.status === "failed" });
+  private publish(job: StatusRow): void {
+    this.pubsub.publish(MULTIMEDIA_PROGRESS, job.id, statusOf(job));
   }
 
   /** Forgets jobs past their lifetime. */

@@ -1,6 +1,10 @@
-/** Media types of CONTRACT §4: by extension, else by folder; the class names the wire emits. */
+import { mediaTypeOfPath, type MediaType } from "../apps/references.ts";
 
-export type MediaType = "image" | "audio" | "video";
+/**
+ * Media types of CONTRACT §4 "Processing": an archive entry's from its content (magic bytes), else
+ * from its path (the classification the app's references use, owned by apps/references.ts); the
+ * class names the wire emits.
+ */
 
 export const MEDIA_CLASS: Record<MediaType, "AppImage" | "AppAudio" | "AppVideo"> = {
   image: "AppImage",
@@ -9,23 +13,6 @@ export const MEDIA_CLASS: Record<MediaType, "AppImage" | "AppAudio" | "AppVideo"
 };
 
 export const MEDIA_LABEL: Record<MediaType, string> = { image: "Image", audio: "Audio", video: "Video" };
-
-const EXTENSIONS: Record<string, MediaType> = {
-  png: "image", jpg: "image", jpeg: "image", gif: "image", bmp: "image", svg: "image", webp: "image",
-  mp3: "audio", wav: "audio", ogg: "audio", m4a: "audio", amr: "audio",
-  mp4: "video", mov: "video", avi: "video", webm: "video",
-};
-
-const FOLDER = /\/(image|audio|video)\//i;
-
-/** The media type a path names: its extension (3gp: audio under an audio folder, else video), else its folder. */
-export function mediaTypeOfPath(path: string): MediaType | undefined {
-  const lower = path.toLowerCase();
-  const ext = /\.([a-z0-9]+)$/.exec(lower)?.[1];
-  if (ext === "3gp") return /\/audio\//.test(lower) ? "audio" : "video";
-  if (ext && EXTENSIONS[ext]) return EXTENSIONS[ext];
-  return FOLDER.exec(lower)?.[1] as MediaType | undefined;
-}
 
 /** The media type of sniffed content (a MIME type), if it is media at all. */
 export function mediaTypeOfMime(mime: string | undefined): MediaType | undefined {

@@ -60,7 +60,7 @@ export class MultimediaWorker {
     const { result, stored } = await processArchive(
       archivePath,
       references,
-      { maxEntryBytes: this.config.zipMaxEntryBytes, maxTotalBytes: this.config.zipMaxTotalBytes, maxRatio: this.config.zipMaxRatio },
+      this.jobs.limits,
       await this.blobs.tempDir(),
       {
         progress: (current, total) => this.jobs.progress(job, current, total),

@@ -10,8 +10,10 @@ import { promisify } from "node:util";
 import { crc32, inflateRaw } from "node:zlib";
 import { fileTypeFromBuffer } from "file-type";
 import yauzl from "yauzl";
-import { referencePathOf, type Reference } from "../apps/references.ts";
-import { MEDIA_CLASS, MEDIA_LABEL, mediaOfContent, type MediaType } from "./media-types.ts";
+import { referencePathOf, type MediaType, type Reference } from "../apps/references.ts";
+import type { ArchiveResult, StoredMedia } from "./archive-result.ts";
+import { MEDIA_CLASS, MEDIA_LABEL, mediaOfContent } from "./media-types.ts";
+import { compressionRatio, DEFLATED, entryName, entryUse, IN_MEMORY_BYTES, openZip, STORED, type ZipLimits } from "./zip-entries.ts";
 
 /**
  * Processes a multimedia archive (CONTRACT §4 "Processing"): entries in order, streamed one at a
@@ -20,42 +22,8 @@ import { MEDIA_CLASS, MEDIA_LABEL, mediaOfContent, type MediaType } from "./medi
  * Unsafe names and zip bombs are refused entry by entry, or stop the job. An entry whose data is
  * damaged (local header, deflate stream, CRC, truncation) is listed unmatched and the next entry is
  * read: each entry is opened from the central directory, so one bad entry does not hide the rest.
+ * (The upload refuses an archive with such an entry, zip-check.ts; this is for one damaged after.)
  */
-
-export interface ZipLimits {
-  maxEntryBytes: number;
-  maxTotalBytes: number;
-  /** largest uncompressed / compressed ratio accepted for entries over 1 MiB */
-  maxRatio: number;
-}
-
-export interface MatchedFile {
-  path: string;
-  original_path: string;
-  md5: string;
-  size: number;
-  content_type: string;
-}
-
-export interface StoredMedia {
-  canonicalPath: string;
-  mediaType: MediaType;
-  fileId: string;
-  sha256: string;
-}
-
-export interface ArchiveResult {
-  matched_count: number;
-  unmatched_count: number;
-  total_files: number;
-  processed_files: number;
-  image_count: number;
-  audio_count: number;
-  video_count: number;
-  matched_files: Record<"AppImage" | "AppAudio" | "AppVideo", MatchedFile[]>;
-  unmatched_files: { path: string; reason: string }[];
-  skipped_files: { path: string; reason: string }[];
-}
 
 export interface ProcessHooks {
   /** entries done and total, after every entry (persisted by the caller) */
@@ -70,63 +38,6 @@ export class ArchiveError extends Error {}
 export class Stopped extends Error {}
 
 const SNIFF_BYTES = 4100;
-
-/** The entry's name (UTF-8 when flagged, else CP437, as yauzl decodes it). */
-function entryName(entry: yauzl.Entry): string {
-  const raw = entry as unknown as { generalPurposeBitFlag: number; fileNameRaw?: Buffer; fileName: Buffer | string; extraFields: unknown[] };
-  const lowLevel = (yauzl as unknown as { getFileNameLowLevel(flag: number, name: Buffer, extra: unknown[], strict: boolean): string })
-    .getFileNameLowLevel;
-  return lowLevel(raw.generalPurposeBitFlag, raw.fileNameRaw ?? (raw.fileName as Buffer), raw.extraFields, false);
-}
-
-function unsafeName(name: string): boolean {
-  return (
-    name.includes("\0") ||
-    name.startsWith("/") ||
-    name.startsWith("\\") ||
-    /^[a-z]:/i.test(name) ||
-    name.split(/[\\/]/).some((part) => part === "..")
-  );
-}
-
-/** `autoClose`: yauzl closes the file after the last entry is read (no entry read ahead of use). */
-function openZip(file: string, autoClose = true): Promise<yauzl.ZipFile> {
-  return new Promise((resolve, reject) =>
-    // Names are decoded here rather than by yauzl, which would refuse the whole archive for one
-    // unsafe name: such an entry is reported unmatched instead.
-    yauzl.open(file, { lazyEntries: true, autoClose, validateEntrySizes: true, decodeStrings: false }, (error, zip) =>
-      error || !zip ? reject(error ?? new Error("no zip")) : resolve(zip),
-    ),
-  );
-}
-
-/** Checks that a file is a ZIP whose central directory reads: the upload-time validation. */
-export async function checkArchive(file: string): Promise<{ state: "ok"; entries: number } | { state: "not-zip" | "corrupt" }> {
-  const handle = await open(file, "r");
-  const head = Buffer.alloc(4);
-  try {
-    await handle.read(head, 0, 4, 0);
-  } finally {
-    await handle.close();
-  }
-  const magic = head.toString("latin1");
-  if (magic !== "PK\x03\x04" && magic !== "PK\x05\x06" && magic !== "PK\x07\x08") return { state: "not-zip" };
-  try {
-    const zip = await openZip(file);
-    await new Promise<void>((resolve, reject) => {
-      zip.on("entry", () => zip.readEntry());
-      zip.on("end", resolve);
-      zip.on("error", reject);
-      zip.readEntry();
-    });
-    return { state: "ok", entries: zip.entryCount };
-  } catch {
-    return { state: "corrupt" };
-  }
-}
-
-/** Entries up to this size are held in memory; larger ones go to a temporary file. */
-const IN_MEMORY_BYTES = 1024 * 1024;
 
 /** The reason listed for an entry whose data is damaged (header, deflate stream, CRC, truncation). */
 export const UNREADABLE_ENTRY = "Error reading file";
@@ -218,8 +129,6 @@ function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
 }
 
 const inflate = promisify(inflateRaw);
-const STORED = 0;
-const DEFLATED = 8;
 
 /** Whether an entry is read whole into memory by `readSmall` rather than streamed. */
 function isSmall(entry: yauzl.Entry): boolean {
@@ -359,15 +268,13 @@ export async function processArchive(
   type Read = Promise<Spooled | { unreadable: string }>;
   const handle = async (entry: yauzl.Entry, prefetched: Read | undefined): Promise<void> => {
     const name = entryName(entry);
-    if (name.endsWith("/")) return; // directories count in total_files and are skipped
+    const use = entryUse(name, entry, limits);
+    if (use === "directory") return; // directories count in total_files and are skipped
     result.processed_files += 1;
-    if (unsafeName(name)) return void unmatched(name, "Unsafe path: the file name leaves the archive.");
-    if (entry.uncompressedSize > limits.maxEntryBytes) {
-      return void unmatched(name, `File is larger than the limit of ${limits.maxEntryBytes} bytes.`);
-    }
-    const ratio = entry.compressedSize > 0 ? entry.uncompressedSize / entry.compressedSize : entry.uncompressedSize;
-    if (entry.uncompressedSize > 1024 * 1024 && ratio > limits.maxRatio) {
-      return void unmatched(name, `Compression ratio ${Math.round(ratio)} exceeds the limit of ${limits.maxRatio}.`);
+    if (use === "unsafe-name") return void unmatched(name, "Unsafe path: the file name leaves the archive.");
+    if (use === "over-entry-limit") return void unmatched(name, `File is larger than the limit of ${limits.maxEntryBytes} bytes.`);
+    if (use === "over-ratio") {
+      return void unmatched(name, `Compression ratio ${Math.round(compressionRatio(entry))} exceeds the limit of ${limits.maxRatio}.`);
     }
     expanded += entry.uncompressedSize;
     if (expanded > limits.maxTotalBytes) {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findReferences, referencePathOf } from "../../src/apps/references.ts";
-import { mediaTypeOfPath } from "../../src/multimedia/media-types.ts";
+import { findReferences, mediaTypeOfPath, referencePathOf } from "../../src/apps/references.ts";
 
 /**
  * CONTRACT §4 "Application source": multimedia references are every string value anywhere in the

@@ -352,16 +352,26 @@ const openFiles = () =>
 
 describe("damaged entry data (central directory intact): the entry is unmatched, the others go on", () => {
   const UNREADABLE = "Error reading file";
+  // The upload refuses such an archive (upload.test.ts "corrupt members"): these are archives
+  // damaged once stored, queued on an app whose worker starts after the damage.
+  let stored: TestApp;
+  let storedUser: TestUser;
+  beforeAll(async () => {
+    stored = await build({ workers: 0 });
+    await createDomain(stored, DOMAIN);
+    storedUser = await createUser(stored, { domain: DOMAIN, permissions: ["edit_apps"] });
+  });
+  afterAll(() => stored?.close());
 
   it("a broken local header, deflate stream or CRC, or cut-short data: each unmatched \"Error reading file\", exact body", async () => {
     const paths = ["first", "header", "deflate", "crc", "truncated", "last"].map((n) => `jr://file/media/${n}.png`);
-    const appId = await newApp([...paths, "jr://file/media/song.mp3"]);
+    const appId = await createApp(stored, storedUser.authorization, DOMAIN, appSource({ paths: [...paths, "jr://file/media/song.mp3"] }), "Media app");
     const first = png(200);
     const song = mp3(201);
     const last = png(202);
     // text-like PNG bytes deflate to a real stream, so damage lands inside it
     const deflatable = (seed: number) => Buffer.concat([png(seed), Buffer.from(`chunk ${seed} `.repeat(400))]);
-    let archive = await zip([
+    const intact = await zip([
       { name: "media/first.png", data: first },
       { name: "media/header.png", data: png(203) },
       { name: "media/deflate.png", data: deflatable(204), compress: true },
@@ -370,14 +380,18 @@ describe("damaged entry data (central directory intact): the entry is unmatched,
       { name: "media/song.mp3", data: song, compress: false },
       { name: "media/last.png", data: last },
     ]);
+    let archive = intact;
     archive = damageEntry(archive, "media/header.png", "local-header");
     archive = damageEntry(archive, "media/deflate.png", "data");
     archive = damageEntry(archive, "media/crc.png", "crc");
     archive = damageEntry(archive, "media/truncated.png", "truncated");
 
-    const upload = await postMultimedia(app, user.authorization, DOMAIN, appId, archive);
+    const upload = await postMultimedia(stored, storedUser.authorization, DOMAIN, appId, intact);
     expect(upload.status).toBe(200);
-    const res = await waitForStatus(app, user.authorization, DOMAIN, appId, upload.body.processing_id);
+    const job = await stored.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id: upload.body.processing_id } });
+    await stored.services.blobs.putBuffer(job.archiveKey, archive);
+    await stored.services.worker.start(1);
+    const res = await waitForStatus(stored, storedUser.authorization, DOMAIN, appId, upload.body.processing_id);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(STATUS_KEYS);
     const matched = (name: string, bytes: Buffer, contentType: string) => ({
@@ -410,7 +424,8 @@ describe("damaged entry data (central directory intact): the entry is unmatched,
       skipped_files: [],
     });
     for (const f of res.body.unmatched_files) expect(Object.keys(f)).toEqual(["path", "reason"]);
-    expect(Object.keys(await mapOf(appId)).sort()).toEqual(["jr://file/media/first.png", "jr://file/media/last.png", "jr://file/media/song.mp3"]);
+    const map = (await stored.db.prisma.app.findUniqueOrThrow({ where: { id: appId } })).multimediaMap as Record<string, unknown>;
+    expect(Object.keys(map).sort()).toEqual(["jr://file/media/first.png", "jr://file/media/last.png", "jr://file/media/song.mp3"]);
   });
 
   it("a damaged entry larger than the in-memory limit leaves no spool file and no open file behind, and still counts in progress", async () => {

@@ -1,3 +1,6 @@
+import { randomBytes } from "node:crypto";
+import { readdir } from "node:fs/promises";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import {
@@ -5,11 +8,16 @@ import {
   appsBase,
   brokenCentralDirectory,
   createApp,
+  damageEntry,
   emptyZip,
+  entryLayout,
   png,
   postMultimedia,
   truncatedInCentralDirectory,
-  zip, expectAppsError as expectError } from "../helpers/archives.ts";
+  uploadAndWait,
+  waitForStatus,
+  zip, expectAppsError as expectError, type EntryDamage } from "../helpers/archives.ts";
+import { errorCodes } from "../helpers/graphql.ts";
 
 /**
  * CONTRACT §4 "POST {app_id}/multimedia/": app not in the domain → 404; file missing → 400
@@ -192,5 +200,136 @@ describe("corrupt → 400 ZIP file is corrupt", () => {
   it("a ZIP with only its first local header (no end of central directory)", async () => {
     const archive = await zip([{ name: "a.png", data: png(11), compress: false }]);
     expectError(await upload(archive.subarray(0, 40)), 400, "ZIP file is corrupt");
+  });
+});
+
+/** The blobs the store holds (archives and media): files under DATA_DIR, or rows on PostgreSQL. */
+async function blobCount(target: TestApp = app): Promise<number> {
+  if (target.db.url) {
+    const [{ count }] = await target.db.prisma.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM blobs`;
+    return Number(count);
+  }
+  const entries = await readdir(path.join(target.services.config.dataDir, "blobs"), { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile()).length;
+}
+
+/** uploadMultimedia over the GraphQL multipart request spec. */
+function gqlUpload(archive: Buffer, id = appId, target: TestApp = app, authorization = user.authorization) {
+  const query = "mutation($domain: String!, $appId: ID!, $file: Upload!) { uploadMultimedia(domain: $domain, appId: $appId, file: $file) }";
+  return target
+    .http()
+    .post("/graphql")
+    .set("Authorization", authorization)
+    .set("apollo-require-preflight", "true")
+    .field("operations", JSON.stringify({ query, variables: { domain: DOMAIN, appId: id, file: null } }))
+    .field("map", JSON.stringify({ 0: ["variables.file"] }))
+    .attach("0", archive, "media.zip");
+}
+
+/** Text-like bytes behind a PNG signature: they deflate to a real stream, so damage lands inside it. */
+const deflatable = (seed: number, repeat = 400) => Buffer.concat([png(seed), Buffer.from(`chunk ${seed} `.repeat(repeat))]);
+
+describe("corrupt members (central directory intact) → 400 ZIP file is corrupt, on REST and GraphQL; nothing stored", () => {
+  const DAMAGES: [string, EntryDamage, boolean][] = [
+    ["a member with a bad CRC-32", "crc", false],
+    ["a member whose deflate stream is damaged", "data", true],
+    ["a member whose compressed data is cut short", "truncated", true],
+    ["a member whose local header is broken", "local-header", false],
+  ];
+
+  async function damaged(damage: EntryDamage, compress: boolean, seed: number) {
+    const archive = await zip([
+      { name: "commcare/image/a.png", data: png(seed) },
+      { name: "commcare/image/b.png", data: deflatable(seed + 1), compress },
+      { name: "commcare/image/c.png", data: png(seed + 2) },
+    ]);
+    return damageEntry(archive, "commcare/image/b.png", damage);
+  }
+
+  it.each(DAMAGES)("%s: REST answers 400, no job row, no blob", async (_label, damage, compress) => {
+    const archive = await damaged(damage, compress, 300);
+    const [jobs, blobs] = [await jobCount(), await blobCount()];
+    expectError(await upload(archive), 400, "ZIP file is corrupt");
+    expect([await jobCount(), await blobCount()]).toEqual([jobs, blobs]);
+  });
+
+  it.each(DAMAGES)("%s: uploadMultimedia is BAD_USER_INPUT with the same message, no job row, no blob", async (_label, damage, compress) => {
+    const archive = await damaged(damage, compress, 310);
+    const [jobs, blobs] = [await jobCount(), await blobCount()];
+    const res = await gqlUpload(archive);
+    expect(errorCodes(res.body)).toEqual(["BAD_USER_INPUT"]);
+    expect(res.body.errors[0].message).toBe("ZIP file is corrupt");
+    expect(res.body.data).toBeNull();
+    expect([await jobCount(), await blobCount()]).toEqual([jobs, blobs]);
+  });
+
+  it("every member is checked: a bad CRC in the last of 40 members", async () => {
+    const entries = Array.from({ length: 40 }, (_, i) => ({ name: `commcare/image/f${i}.png`, data: png(400 + i) }));
+    expectError(await upload(damageEntry(await zip(entries), "commcare/image/f39.png", "crc")), 400, "ZIP file is corrupt");
+  });
+
+  it("large members, streamed: a stored one with a bad CRC, a deflated one with damaged data", async () => {
+    const stored = await zip([{ name: "big.png", data: Buffer.concat([png(420), randomBytes(2 * 1024 * 1024)]), compress: false }]);
+    expectError(await upload(damageEntry(stored, "big.png", "crc")), 400, "ZIP file is corrupt");
+    // ~2.8 MB of varied lines deflate to a few hundred kB: under the default ratio limit
+    const lines = Buffer.from(Array.from({ length: 120_000 }, (_, i) => `line ${i} ${(i * 7919) % 104_729}\n`).join(""));
+    const deflated = await zip([{ name: "big.png", data: Buffer.concat([png(421), lines]), compress: true }]);
+    expect(entryLayout(deflated, "big.png").compressedSize).toBeLessThan(lines.length / 2);
+    expectError(await upload(damageEntry(deflated, "big.png", "data")), 400, "ZIP file is corrupt");
+    expectError(await upload(damageEntry(deflated, "big.png", "truncated")), 400, "ZIP file is corrupt");
+    // the same archives intact are accepted
+    expect((await upload(stored)).status).toBe(200);
+    expect((await upload(deflated)).status).toBe(200);
+  });
+
+  it("the app check comes before the corrupt check (unknown app → 404)", async () => {
+    expectError(await upload(await damaged("crc", false, 430), "0".repeat(32)), 404);
+  });
+});
+
+describe("the upload check respects the zip-bomb limits: what a limit refuses is not inflated, nor called corrupt", () => {
+  let limited: TestApp;
+  let limitedUser: TestUser;
+  let limitedApp: string;
+  beforeAll(async () => {
+    limited = await build({ zipMaxEntryBytes: 3 * 1024 * 1024, zipMaxRatio: 10, zipMaxTotalBytes: 4 * 1024 * 1024 });
+    await createDomain(limited, DOMAIN);
+    limitedUser = await createUser(limited, { domain: DOMAIN, permissions: ["edit_apps"] });
+    limitedApp = await createApp(limited, limitedUser.authorization, DOMAIN, appSource({ paths: ["jr://file/small.png", "jr://file/after.png"] }));
+  });
+  afterAll(() => limited?.close());
+
+  it("a damaged member over the per-entry limit, or over the ratio limit, is accepted and listed unmatched for its limit", async () => {
+    let archive = await zip([
+      { name: "small.png", data: png(1) },
+      { name: "big.png", data: Buffer.alloc(3 * 1024 * 1024 + 1), compress: true },
+      { name: "dense.png", data: Buffer.alloc(2 * 1024 * 1024), compress: true },
+      { name: "after.png", data: png(2) },
+    ]);
+    archive = damageEntry(damageEntry(archive, "big.png", "crc"), "dense.png", "data");
+    const res = await uploadAndWait(limited, limitedUser.authorization, DOMAIN, limitedApp, archive);
+    expect(res.body.unmatched_files).toEqual([
+      { path: "big.png", reason: expect.stringMatching(/limit/i) },
+      { path: "dense.png", reason: expect.stringMatching(/ratio/i) },
+    ]);
+    expect(res.body.matched_count).toBe(2);
+  });
+
+  it("a damaged member past the total limit is accepted: the job fails there, as without the damage", async () => {
+    const chunk = Buffer.alloc(900 * 1024, 7);
+    let archive = await zip(["a.png", "b.png", "c.png", "d.png", "e.png"].map((name) => ({ name, data: chunk })));
+    archive = damageEntry(archive, "e.png", "crc");
+    const res = await postMultimedia(limited, limitedUser.authorization, DOMAIN, limitedApp, archive);
+    expect(res.status).toBe(200);
+    const status = await waitForStatus(limited, limitedUser.authorization, DOMAIN, limitedApp, res.body.processing_id);
+    expect(status.status).toBe(500);
+  });
+
+  it("a member that inflates past the size it claims is corrupt, inflated no further than that", async () => {
+    const archive = await zip([{ name: "small.png", data: deflatable(3), compress: true }, { name: "after.png", data: png(4) }]);
+    archive.writeUInt32LE(100, entryLayout(archive, "small.png").central + 24); // the uncompressed size it claims
+    const jobs = await limited.db.prisma.multimediaJob.count();
+    expectError(await postMultimedia(limited, limitedUser.authorization, DOMAIN, limitedApp, archive), 400, "ZIP file is corrupt");
+    expect(await limited.db.prisma.multimediaJob.count()).toBe(jobs);
   });
 });

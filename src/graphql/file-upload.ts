@@ -1,0 +1,24 @@
+import { createWriteStream } from "node:fs";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { pipeline } from "node:stream/promises";
+import type { FileUpload } from "graphql-upload-ts";
+
+/**
+ * A GraphQL multipart upload (the request spec's `Upload` scalar) saved to a temporary file for a
+ * service that reads files, as the REST multipart reader does; the file is removed afterwards.
+ */
+export async function withUpload<T>(
+  tempDir: string,
+  upload: Promise<FileUpload>,
+  run: (file: { path: string; size: number }) => Promise<T>,
+): Promise<T> {
+  const dir = await mkdtemp(path.join(tempDir, "gql-upload-"));
+  try {
+    const file = path.join(dir, "upload");
+    await pipeline((await upload).createReadStream(), createWriteStream(file));
+    return await run({ path: file, size: (await stat(file)).size });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,60 @@
+import express, { type Request, type Router } from "express";
+import type { Principal } from "../auth/principal.ts";
+import { notFound } from "../errors.ts";
+import { handler, locals, route } from "../rest/middleware.ts";
+import { readMultipart } from "../rest/multipart.ts";
+import type { MultimediaJobService } from "./job.service.ts";
+import { restStatus } from "./job.serializer.ts";
+
+/**
+ * REST adapter of the Import App API's multimedia routes (CONTRACT §4): upload, status and the
+ * stored files, mounted at /a/{domain}/apps/api in the apps family (after the import route).
+ */
+
+export interface MultimediaRouterDeps {
+  multimedia: MultimediaJobService;
+  /** where uploads are spooled while the request is read (the blob store's, so storing is a rename) */
+  uploadTempDir: () => Promise<string>;
+  uploadLimitBytes: number;
+}
+
+export function multimediaRouter({ multimedia, uploadTempDir, uploadLimitBytes }: MultimediaRouterDeps): Router {
+  const router = express.Router({ mergeParams: true });
+  /** The app's multimedia: 401/403/404 for the domain, then 404 for the app, before any input is read. */
+  const appOf = async (req: Request, principal: Principal) =>
+    (await multimedia.in(principal, String(req.params.domain))).app(String(req.params.appId));
+
+  route(router, "/:appId/multimedia/", {
+    POST: handler(async (req, res) => {
+      const app = await appOf(req, locals(res).principal); // permission and app before reading the upload
+      const tempDir = await uploadTempDir();
+      const body = await readMultipart(req, { tempDir, fileFields: ["bulk_upload_file"], maxFileBytes: uploadLimitBytes });
+      try {
+        const processingId = await app.upload(body.files.bulk_upload_file);
+        res.status(200).json({ success: true, processing_id: processingId });
+      } finally {
+        await body.cleanup();
+      }
+    }),
+  });
+
+  route(router, "/:appId/multimedia/status/:processingId/", {
+    GET: handler(async (req, res) => {
+      const app = await appOf(req, locals(res).principal);
+      res.json(restStatus(await app.status(String(req.params.processingId))));
+    }),
+  });
+
+  route(router, "/:appId/multimedia/file/{*path}", {
+    GET: handler(async (req, res) => {
+      const app = await appOf(req, locals(res).principal);
+      // the path as sent, `/` and all (the router has already refused a malformed escape)
+      const path = decodeURIComponent(req.originalUrl.split("?")[0].replace(/^.*?\/multimedia\/file\//, ""));
+      const found = await app.file(path);
+      if (!found) throw notFound(`No multimedia file at '${path}'`);
+      res.status(200).type(found.file.contentType).set("Content-Length", String(found.file.size));
+      found.stream.pipe(res);
+    }),
+  });
+  return router;
+}

@@ -1,0 +1,285 @@
+import { open, type FileHandle } from "node:fs/promises";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { promisify } from "node:util";
+import { crc32, createInflateRaw, inflateRaw, inflateRawSync } from "node:zlib";
+import yauzl from "yauzl";
+import { DEFLATED, entryName, entryUse, IN_MEMORY_BYTES, STORED, ZIP_OPTIONS, type ZipLimits } from "./zip-entries.ts";
+
+/**
+ * The upload-time validation of a multimedia archive (CONTRACT §4 "POST {app_id}/multimedia/"):
+ * not a ZIP (its first bytes), or corrupt: a central directory that does not read, or a member
+ * whose data is damaged (local header, deflate stream, length, CRC-32), as the original checks
+ * every member before answering.
+ *
+ * The members checked are those the job will read (zip-entries.ts `entryUse`): an entry refused
+ * by a zip-bomb limit is not inflated here either, and once the archive's total passes its limit
+ * no later entry is read (the job fails there). A member is inflated no further than one byte past
+ * the size it claims: more data than it claims is damage too (its bytes do not match its header).
+ * So the work here is bounded as the job's is. Data is read from the archive in large sequential
+ * windows; each member is inflated and its CRC-32 computed as it streams, memory bounded by the
+ * window and one small member.
+ */
+
+export type ArchiveCheck = { state: "ok"; entries: number } | { state: "not-zip" } | { state: "corrupt" };
+
+/** How much of the archive one read takes (several small members at once). */
+const WINDOW_BYTES = 4 * 1024 * 1024;
+/** How much compressed data of a large member is handed to the inflater at a time. */
+const STREAM_CHUNK_BYTES = 1024 * 1024;
+/** Members with at most this much compressed data are inflated on the spot (no thread-pool round trip). */
+const INFLATE_IN_PLACE_BYTES = 64 * 1024;
+/** How much of the central directory one read takes. */
+const DIRECTORY_BLOCK_BYTES = 1024 * 1024;
+const LOCAL_HEADER_BYTES = 30;
+const LOCAL_HEADER_SIGNATURE = 0x04034b50;
+
+const inflate = promisify(inflateRaw);
+
+/** The member's data is damaged: the archive is corrupt. */
+class Damaged extends Error {}
+
+interface Window {
+  start: number;
+  data: Buffer;
+}
+
+/**
+ * Reads of the archive served from a window of it, the next window being read ahead while this
+ * one is checked (members lie one after the other, so reads mostly run forward).
+ */
+class WindowedFile {
+  private window: Window = { start: 0, data: Buffer.alloc(0) };
+  private ahead: { start: number; read: Promise<Window> } | undefined;
+
+  constructor(
+    private readonly handle: FileHandle,
+    readonly size: number,
+  ) {}
+
+  /** `length` bytes at `position` (fewer only at the end of the file). */
+  async bytes(position: number, length: number): Promise<Buffer> {
+    const first = await this.chunk(position, length);
+    if (first.length === length || first.length === 0) return first;
+    // across the end of a window: the rest from the next
+    const parts = [first];
+    let got = first.length;
+    while (got < length) {
+      const next = await this.chunk(position + got, length - got);
+      if (next.length === 0) break;
+      parts.push(next);
+      got += next.length;
+    }
+    return Buffer.concat(parts);
+  }
+
+  /** Up to `maxLength` bytes at `position`, as far as the window holding `position` goes (none past the end of the file). */
+  async chunk(position: number, maxLength: number): Promise<Buffer> {
+    const { start, data } = this.window;
+    if (position < start || position >= start + data.length) this.window = await this.windowAt(position);
+    const offset = position - this.window.start;
+    return this.window.data.subarray(offset, offset + maxLength);
+  }
+
+  /** Lets the read ahead finish (before the file is closed). */
+  async settle(): Promise<void> {
+    await this.ahead?.read.catch(() => {});
+  }
+
+  private async windowAt(position: number): Promise<Window> {
+    const ahead = this.ahead;
+    this.ahead = undefined;
+    let window: Window | undefined;
+    if (ahead && position >= ahead.start && position < ahead.start + WINDOW_BYTES) {
+      window = await ahead.read;
+      if (position >= window.start + window.data.length) window = undefined;
+    } else {
+      await ahead?.read.catch(() => {});
+    }
+    window ??= await this.read(position);
+    const next = window.start + window.data.length;
+    if (window.data.length > 0 && next < this.size) {
+      const read = this.read(next);
+      read.catch(() => {}); // awaited when used, or by settle()
+      this.ahead = { start: next, read };
+    }
+    return window;
+  }
+
+  private async read(position: number): Promise<Window> {
+    // a fresh buffer each time: a slice handed out earlier may still be in use
+    const data = Buffer.allocUnsafe(Math.max(0, Math.min(WINDOW_BYTES, this.size - position)));
+    let filled = 0;
+    while (filled < data.length) {
+      const { bytesRead } = await this.handle.read(data, filled, data.length - filled, position + filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return { start: position, data: data.subarray(0, filled) };
+  }
+}
+
+/**
+ * yauzl's reads (the end record, then the central directory record by record) served from blocks
+ * of the file: one read per block rather than two per member.
+ */
+class DirectoryReader extends yauzl.RandomAccessReader {
+  private block: Window = { start: 0, data: Buffer.alloc(0) };
+
+  constructor(private readonly handle: FileHandle) {
+    super();
+  }
+
+  override read(
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number,
+    callback: (error: Error | null, bytesRead?: number) => void,
+  ): void {
+    const copy = (block: Window) =>
+      block.data.copy(buffer, offset, position - block.start, Math.min(position - block.start + length, block.data.length));
+    if (position >= this.block.start && position + length <= this.block.start + this.block.data.length) {
+      const copied = copy(this.block);
+      return void process.nextTick(callback, null, copied);
+    }
+    const data = Buffer.allocUnsafe(Math.max(length, DIRECTORY_BLOCK_BYTES));
+    this.handle.read(data, 0, data.length, position).then(
+      ({ bytesRead }) => {
+        this.block = { start: position, data: data.subarray(0, bytesRead) };
+        callback(null, copy(this.block));
+      },
+      (error: Error) => callback(error),
+    );
+  }
+
+  override _readStreamForRange(): never {
+    throw new Error("member data is read by WindowedFile");
+  }
+}
+
+/** Where the member's data starts, after its local header (whose signature must be there). */
+async function dataStart(file: WindowedFile, entry: yauzl.Entry): Promise<number> {
+  const header = await file.bytes(entry.relativeOffsetOfLocalHeader, LOCAL_HEADER_BYTES);
+  if (header.length < LOCAL_HEADER_BYTES || header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw new Damaged("local header");
+  const start = entry.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + header.readUInt16LE(26) + header.readUInt16LE(28);
+  if (start + entry.compressedSize > file.size) throw new Damaged("data past the end of the file");
+  return start;
+}
+
+/** A small member: one read, one inflate, as processing reads it. */
+async function checkSmall(file: WindowedFile, entry: yauzl.Entry, start: number): Promise<void> {
+  const raw = await file.bytes(start, entry.compressedSize);
+  let data = raw;
+  if (entry.compressionMethod === DEFLATED) {
+    // one byte over the claimed size is enough to know it lies
+    const options = { maxOutputLength: entry.uncompressedSize + 1 };
+    try {
+      data = raw.length <= INFLATE_IN_PLACE_BYTES ? inflateRawSync(raw, options) : await inflate(raw, options);
+    } catch {
+      throw new Damaged("deflate stream, or more data than it claims");
+    }
+  }
+  if (data.length !== entry.uncompressedSize) throw new Damaged("not the size it claims");
+  if (crc32(data) !== entry.crc32) throw new Damaged("CRC-32");
+}
+
+/** A large member: its compressed data in chunks, through a streaming inflate when deflated. */
+async function checkLarge(file: WindowedFile, entry: yauzl.Entry, start: number): Promise<void> {
+  async function* compressed() {
+    for (let at = 0; at < entry.compressedSize; ) {
+      const chunk = await file.chunk(start + at, Math.min(STREAM_CHUNK_BYTES, entry.compressedSize - at));
+      if (chunk.length === 0) throw new Damaged("data cut short");
+      at += chunk.length;
+      yield chunk;
+    }
+  }
+  let crc = 0;
+  let size = 0;
+  const consume = async (chunks: AsyncIterable<Buffer>) => {
+    for await (const chunk of chunks) {
+      size += chunk.length;
+      if (size > entry.uncompressedSize) throw new Damaged("more data than it claims");
+      crc = crc32(chunk, crc);
+    }
+  };
+  if (entry.compressionMethod === STORED) {
+    await consume(compressed());
+  } else {
+    const inflater = createInflateRaw({ chunkSize: 64 * 1024 });
+    await pipeline(Readable.from(compressed(), { objectMode: false }), inflater, consume).catch((error) => {
+      throw error instanceof Damaged ? error : new Damaged("deflate stream");
+    });
+  }
+  if (size !== entry.uncompressedSize) throw new Damaged("not the size it claims");
+  if (crc !== entry.crc32) throw new Damaged("CRC-32");
+}
+
+/** Checks one member's data; throws Damaged when it is. */
+async function checkMember(file: WindowedFile, entry: yauzl.Entry): Promise<void> {
+  // Encrypted members and other compression methods are not damage: processing lists them
+  // unreadable, as it always did.
+  if (entry.isEncrypted() || (entry.compressionMethod !== STORED && entry.compressionMethod !== DEFLATED)) return;
+  const start = await dataStart(file, entry);
+  const small = entry.compressedSize <= IN_MEMORY_BYTES && entry.uncompressedSize <= IN_MEMORY_BYTES;
+  await (small ? checkSmall(file, entry, start) : checkLarge(file, entry, start));
+}
+
+const ZIP_MAGIC = ["PK\x03\x04", "PK\x05\x06", "PK\x07\x08"];
+
+/** The archive's central directory, read through `handle`; yauzl's error when it does not read. */
+function openDirectory(handle: FileHandle, size: number): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) =>
+    yauzl.fromRandomAccessReader(new DirectoryReader(handle), size, { ...ZIP_OPTIONS, autoClose: false }, (error, zip) =>
+      error || !zip ? reject(error ?? new Error("no zip")) : resolve(zip),
+    ),
+  );
+}
+
+/** Checks the members the job will read, in central-directory order; rejects at the first damaged one. */
+function checkMembers(zip: yauzl.ZipFile, data: WindowedFile, limits: ZipLimits): Promise<void> {
+  let expanded = 0;
+  const check = async (entry: yauzl.Entry) => {
+    if (expanded > limits.maxTotalBytes || entryUse(entryName(entry), entry, limits) !== "read") return;
+    expanded += entry.uncompressedSize;
+    // past the total limit the job stops at this entry, reading nothing more
+    if (expanded <= limits.maxTotalBytes) await checkMember(data, entry);
+  };
+  return new Promise<void>((resolve, reject) => {
+    zip.on("entry", (entry: yauzl.Entry) => check(entry).then(() => zip.readEntry(), reject));
+    zip.on("end", resolve);
+    zip.on("error", reject);
+    zip.readEntry();
+  });
+}
+
+/** Checks that a file is a ZIP whose central directory reads and whose members' data is intact. */
+export async function checkArchive(file: string, limits: ZipLimits): Promise<ArchiveCheck> {
+  const handle = await open(file, "r");
+  try {
+    const head = Buffer.alloc(4);
+    await handle.read(head, 0, 4, 0);
+    if (!ZIP_MAGIC.includes(head.toString("latin1"))) return { state: "not-zip" };
+    const size = (await handle.stat()).size;
+    const zip = await openDirectory(handle, size).catch(() => undefined);
+    if (!zip) return { state: "corrupt" };
+    const data = new WindowedFile(handle, size);
+    try {
+      await checkMembers(zip, data, limits);
+      return { state: "ok", entries: zip.entryCount };
+    } catch (error) {
+      if (error instanceof Damaged || !isSystemError(error)) return { state: "corrupt" };
+      throw error;
+    } finally {
+      zip.close();
+      await data.settle();
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A failure to read the uploaded file itself (not the archive's bytes): a server error, not a 400. */
+function isSystemError(error: unknown): boolean {
+  return typeof (error as { syscall?: unknown } | null)?.syscall === "string";
+}

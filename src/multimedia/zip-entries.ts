@@ -1,0 +1,71 @@
+import yauzl from "yauzl";
+
+/**
+ * What the upload check (zip-check.ts) and the processor (zip-processor.ts) agree on about an
+ * archive's entries: how the archive is opened, how a name is read, and which entries have their
+ * data read at all. An entry refused by a limit (CONTRACT §4 "Safety": zip bombs) is never
+ * inflated, neither at upload nor when the job runs.
+ */
+
+export interface ZipLimits {
+  maxEntryBytes: number;
+  maxTotalBytes: number;
+  /** largest uncompressed / compressed ratio accepted for entries over 1 MiB */
+  maxRatio: number;
+}
+
+/** Entries up to this size are held in memory; larger ones are streamed. */
+export const IN_MEMORY_BYTES = 1024 * 1024;
+
+export const STORED = 0;
+export const DEFLATED = 8;
+
+/** The entry's name (UTF-8 when flagged, else CP437, as yauzl decodes it). */
+export function entryName(entry: yauzl.Entry): string {
+  const raw = entry as unknown as { generalPurposeBitFlag: number; fileNameRaw?: Buffer; fileName: Buffer | string; extraFields: unknown[] };
+  const lowLevel = (yauzl as unknown as { getFileNameLowLevel(flag: number, name: Buffer, extra: unknown[], strict: boolean): string })
+    .getFileNameLowLevel;
+  return lowLevel(raw.generalPurposeBitFlag, raw.fileNameRaw ?? (raw.fileName as Buffer), raw.extraFields, false);
+}
+
+export function unsafeName(name: string): boolean {
+  return (
+    name.includes("\0") ||
+    name.startsWith("/") ||
+    name.startsWith("\\") ||
+    /^[a-z]:/i.test(name) ||
+    name.split(/[\\/]/).some((part) => part === "..")
+  );
+}
+
+/**
+ * How the archive is read. Names are decoded by entryName rather than by yauzl, which would refuse
+ * the whole archive for one unsafe name: such an entry is reported unmatched instead.
+ */
+export const ZIP_OPTIONS = { lazyEntries: true, validateEntrySizes: true, decodeStrings: false } as const;
+
+/** `autoClose`: yauzl closes the file after the last entry is read (no entry read ahead of use). */
+export function openZip(file: string, autoClose = true): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) =>
+    yauzl.open(file, { ...ZIP_OPTIONS, autoClose }, (error, zip) => (error || !zip ? reject(error ?? new Error("no zip")) : resolve(zip))),
+  );
+}
+
+export function compressionRatio(entry: yauzl.Entry): number {
+  return entry.compressedSize > 0 ? entry.uncompressedSize / entry.compressedSize : entry.uncompressedSize;
+}
+
+/**
+ * Whether the processor reads an entry's data, or why not: a directory (skipped), an unsafe name,
+ * a size over the per-entry limit, a compression ratio over the limit (for entries over 1 MiB).
+ * An entry that is read counts its size towards the total limit, which, once passed, stops the job.
+ */
+export type EntryUse = "read" | "directory" | "unsafe-name" | "over-entry-limit" | "over-ratio";
+
+export function entryUse(name: string, entry: yauzl.Entry, limits: ZipLimits): EntryUse {
+  if (name.endsWith("/")) return "directory";
+  if (unsafeName(name)) return "unsafe-name";
+  if (entry.uncompressedSize > limits.maxEntryBytes) return "over-entry-limit";
+  if (entry.uncompressedSize > 1024 * 1024 && compressionRatio(entry) > limits.maxRatio) return "over-ratio";
+  return "read";
+}
