@@ -18,7 +18,7 @@ export function createContext(principal: Principal, services: Services): GraphQL
     principal,
     services,
     loaders: {
-      cases: createCaseLoaders(services.prisma, domainIds),
+      cases: createCaseLoaders(services.caseReads.repositories, domainIds),
       locations: createLocationLoaders(services.prisma, domainIds),
       apps: createAppLoaders(services.apps),
     },
