@@ -111,10 +111,12 @@ export function caseRouter({ caseReads, caseWrites, bodyLimitBytes }: CaseRouter
   });
   router.use("/ext", ext);
 
+  // A segment that is not a case id names no known path: the family's JSON 404 for every method
+  // (skipping the route, whose other methods would answer 405).
+  router.param("caseId", (_req, _res, next, segment: string) => (CASE_ID_SEGMENT.test(segment) ? next() : next("route")));
   route(router, "/:caseId", {
-    GET: handler(async (req, res, next) => {
+    GET: handler(async (req, res) => {
       const segment = String(req.params.caseId);
-      if (!CASE_ID_SEGMENT.test(segment)) return next();
       const scope = await readScope(req, res);
       const selection = parseSelection(queryParams(req));
       if (segment.includes(",")) return res.json(bulkBody(await scope.many(segment.split(",").filter(Boolean)), selection));
@@ -124,7 +126,8 @@ export function caseRouter({ caseReads, caseWrites, bodyLimitBytes }: CaseRouter
     }),
     PUT: handler(async (req, res, next) => {
       const caseId = String(req.params.caseId);
-      if (!CASE_ID_SEGMENT.test(caseId) || caseId.includes(",")) return next();
+      // a multi-id segment is a known path that takes GET only
+      if (caseId.includes(",")) return next();
       await write(req, res, { kind: "update", caseId });
     }),
   });
