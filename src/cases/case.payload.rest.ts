@@ -1,7 +1,17 @@
 import { badInput } from "../errors.ts";
 import { isObject, requireJson } from "../util/json.ts";
 import { pythonStr } from "../util/python.ts";
-import { allowedFields, bulkActions, caseAction, checkText, TEXT_FIELDS, unknownField, type CaseAction, type CaseItem, type WriteTarget } from "./case.actions.ts";
+import {
+  allowedFields,
+  bulkActions,
+  caseAction,
+  checkText,
+  TEXT_FIELDS,
+  unknownField,
+  type CaseAction,
+  type CaseItem,
+  type WriteTarget,
+} from "./case.actions.ts";
 import { noIdsRequested, type BulkRequest } from "./case.read.service.ts";
 
 /**

@@ -46,7 +46,7 @@ function addValues(to: Map<string, string[]>, name: string, values: string[]): v
 }
 
 /** The filter and page size as the list query: lists OR their values, fields AND. */
-export function caseQueryOf(filter: CaseFilterInput | null | undefined, first: number): CaseQuery {
+function caseQueryOf(filter: CaseFilterInput | null | undefined, first: number): CaseQuery {
   const query: CaseQuery = { limit: first, exact: {}, properties: new Map(), indices: new Map(), ranges: [] };
   if (!filter) return query;
   const exact = [
@@ -70,7 +70,7 @@ export function caseQueryOf(filter: CaseFilterInput | null | undefined, first: n
 }
 
 /** A GraphQL input as a write item (null means "not given", except for `create`, where it asks for an upsert). */
-export function itemOf(input: CaseInput | CaseBulkItemInput): CaseItem {
+function itemOf(input: CaseInput | CaseBulkItemInput): CaseItem {
   const bulk = input as CaseBulkItemInput;
   return {
     create: bulk.create,
