@@ -68,7 +68,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   mountFamily(app, admission, {
     path: "/a/:domain/api/case/v2",
     shape: "plain",
-    routes: caseRouter(services),
+    routes: caseRouter({ caseReads: services.caseReads, caseWrites: services.caseWrites, bodyLimitBytes: services.config.bodyLimitBytes }),
   });
   mountFamily(app, admission, {
     path: "/a/:domain/api/location/v2",

@@ -2,9 +2,8 @@ import path from "node:path";
 import { Admission } from "./admission/admission.ts";
 import { AdminService } from "./admin/admin.service.ts";
 import { CursorCodec } from "./cases/case.cursor.ts";
-import { CaseReadService } from "./cases/case.read.service.ts";
-import { CaseWriteService } from "./cases/case.write.service.ts";
-import { FormService } from "./cases/form.service.ts";
+import { CaseReads } from "./cases/case.read.service.ts";
+import { CaseWrites } from "./cases/case.write.service.ts";
 import { Authenticator } from "./auth/authenticate.ts";
 import { DigestAuth } from "./auth/digest.ts";
 import { DomainDirectory } from "./auth/domains.ts";
@@ -37,9 +36,8 @@ export interface Services {
   admin: AdminService;
   locationTypes: LocationTypeService;
   locations: LocationService;
-  caseReads: CaseReadService;
-  caseWrites: CaseWriteService;
-  caseForms: FormService;
+  caseReads: CaseReads;
+  caseWrites: CaseWrites;
   blobs: BlobStore;
   apps: AppService;
   jobQueue: JobQueue;
@@ -73,9 +71,8 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     admin: new AdminService(prisma, config.authRealm),
     locationTypes: new LocationTypeService(prisma),
     locations: new LocationService(prisma),
-    caseReads: new CaseReadService(prisma, cursors),
-    caseWrites: new CaseWriteService(prisma, pubsub),
-    caseForms: new FormService(prisma),
+    caseReads: new CaseReads(prisma, cursors),
+    caseWrites: new CaseWrites(prisma, pubsub),
     blobs,
     apps,
     jobQueue,

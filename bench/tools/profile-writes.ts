@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
+import { parseWriteBody } from "../../src/cases/case.payload.rest.ts";
 import { loadConfig } from "../../src/config.ts";
 import { pgliteDatabase, postgresDatabase } from "../../src/db/client.ts";
 import { applyMigrations } from "../../src/db/migrate.ts";
@@ -47,7 +48,9 @@ const time = async (name: string, fn: (r: number) => Promise<unknown>) => {
   for (let r = 0; r < rounds; r++) await fn(r);
   console.log(`${name}: ${((performance.now() - start) / rounds).toFixed(2)} ms per 100 cases`);
 };
-const request = { principal, domain: "bench", deviceId: "profile", params: [] };
+const writes = await services.caseWrites.in(principal, "bench");
+/** the service call REST makes for a POST of a list: the body's rules, then the write */
+const serviceWrite = (body: unknown[]) => writes.write(parseWriteBody(body, { kind: "create" }).actions, { deviceId: "profile", bulk: true });
 if (cluster && process.argv.includes("--statements")) {
   // every statement of one HTTP create and one HTTP upsert, from the server's log
   const [setting] = await db.prisma.$queryRawUnsafe<{ data_directory: string }[]>("SHOW data_directory");
@@ -71,8 +74,8 @@ if (cluster && process.argv.includes("--statements")) {
   await show("HTTP create", () => http1(items("log", 0, true)));
   await show("HTTP upsert", () => http1(items("log", 0, false)));
 }
-await time("service create", (r) => services.caseWrites.write(request, items("s", r, true), { kind: "create" }));
-await time("service upsert", (r) => services.caseWrites.write(request, items("s", r, false), { kind: "create" }));
+await time("service create", (r) => serviceWrite(items("s", r, true)));
+await time("service upsert", (r) => serviceWrite(items("s", r, false)));
 const http = (body: unknown) => fetch(`${base}/a/bench/api/case/v2/`, {
   method: "POST", headers: { Authorization: `ApiKey bench:${key}`, "Content-Type": "application/json" }, body: JSON.stringify(body),
 }).then(async (res) => { if (res.status !== 200) throw new Error(await res.text()); return res.text(); });

@@ -1,16 +1,23 @@
 import { createHmac } from "node:crypto";
 import { badInput } from "../errors.ts";
 import { safeEqual } from "../auth/secrets.ts";
-import type { Params } from "./case.filters.ts";
+import type { FieldSelection } from "./case.fields.ts";
+import type { CaseQuery, Keyset } from "./case.query.ts";
 
 /**
- * The opaque `cursor` of `next` links: the whole query (filters, limit, field selection) and the
- * last (indexed_on, case_id) seen, signed so that a tampered cursor is refused rather than obeyed.
+ * The opaque cursor of the case list (REST `next` links, GraphQL `after`): the whole typed query,
+ * REST's field selection when one was made, and the last (indexed_on, case_id) seen, signed so
+ * that a tampered cursor is refused rather than obeyed. Either face reads the other's cursors.
  */
 export interface CursorState {
-  params: Params;
-  after: { indexedOn: string; caseId: string };
+  query: CaseQuery;
+  /** REST `fields`/`exclude`, kept across pages; GraphQL makes none and ignores it */
+  selection?: FieldSelection;
+  after: Keyset;
 }
+
+/** The layout of the signed body; a cursor of another layout (an older release's) is refused as invalid. */
+const VERSION = 2;
 
 export class CursorCodec {
   constructor(private readonly key: string) {}
@@ -20,7 +27,10 @@ export class CursorCodec {
   }
 
   encode(state: CursorState): string {
-    const body = Buffer.from(JSON.stringify([state.params, state.after.indexedOn, state.after.caseId])).toString("base64url");
+    const { query, after } = state;
+    const selection = state.selection?.mode === "all" ? undefined : state.selection;
+    const json = { v: VERSION, query: { ...query, properties: [...query.properties], indices: [...query.indices] }, selection, after };
+    const body = Buffer.from(JSON.stringify(json)).toString("base64url");
     return `${body}.${this.sign(body)}`;
   }
 
@@ -31,8 +41,9 @@ export class CursorCodec {
     const body = token.slice(0, dot);
     if (!safeEqual(this.sign(body), token.slice(dot + 1))) throw invalid();
     try {
-      const [params, indexedOn, caseId] = JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
-      return { params, after: { indexedOn, caseId } };
+      const { v, query, selection, after } = JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
+      if (v !== VERSION) throw invalid();
+      return { query: { ...query, properties: new Map(query.properties), indices: new Map(query.indices) }, selection, after };
     } catch {
       throw invalid();
     }

@@ -1,4 +1,5 @@
 import { badInput } from "../errors.ts";
+import { isObject } from "../util/json.ts";
 
 /**
  * Field selection (`fields`, `exclude`, their dotted forms such as `fields.properties=a,b`),
@@ -55,9 +56,6 @@ function tree(paths: string[][]): Tree {
   }
   return root;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 function pick(object: Record<string, unknown>, include: Tree): Record<string, unknown> {
   const out: Record<string, unknown> = {};

@@ -1,5 +1,5 @@
 import { caseDate } from "../util/dates.ts";
-import type { CaseFields } from "./case.payload.ts";
+import type { CaseFields } from "./case.actions.ts";
 
 /**
  * The form generated for every case write (CONTRACT §2): its XML holds one case block per case

@@ -1,139 +1,115 @@
 import type { Principal } from "../auth/principal.ts";
 import { authorize, type DomainRef } from "../auth/permissions.ts";
 import type { Prisma } from "../db/client.ts";
-import { badInput, notFound } from "../errors.ts";
-import { requireJson } from "../util/json.ts";
-import { CursorCodec } from "./case.cursor.ts";
-import { selectFields, type FieldSelection } from "./case.fields.ts";
-import { parseCaseQuery, parseSelectionOnly, type Params } from "./case.filters.ts";
+import { badInput } from "../errors.ts";
+import type { CursorCodec } from "./case.cursor.ts";
+import { checkQuery, type CaseQuery, type Keyset } from "./case.query.ts";
+import type { CaseRecord } from "./case.record.ts";
 import { CaseRepository } from "./case.repository.ts";
-import { serializeCase, type CaseRecord } from "./case.serializer.ts";
+import { FormRepository, type FormView } from "./form.repository.ts";
 
-/** Case reads of CONTRACT §2: list, single, external id, multi-id and bulk fetch. */
+/**
+ * Case reads of CONTRACT §2 (list, single, external id, multi-id and bulk fetch) and the forms of
+ * case writes. `in()` checks the permission first (401/403/404 before any input is looked at);
+ * every read then runs in the domain of that scope and returns records, which each face shapes.
+ */
 
-export interface ListResult {
-  matching_records: number;
-  cases: Record<string, unknown>[];
-  /** the cursor of the next page, when more results exist */
-  nextCursor?: string;
-}
-
-export interface BulkResult {
-  matching_records: number;
-  missing_records: number;
-  cases: Record<string, unknown>[];
-}
+export const MAX_BULK_IDS = 5000;
 
 export interface BulkRequest {
   caseIds: string[];
   externalIds: string[];
 }
 
-export const MAX_BULK_IDS = 5000;
-
+/** One requested id of a bulk read: found or not. */
 export interface BulkEntry {
   by: "case_id" | "external_id";
   id: string;
   record: CaseRecord | undefined;
 }
 
-export class CaseReadService {
-  private readonly repository: CaseRepository;
+export interface CasePage {
+  records: CaseRecord[];
+  /** how many cases match the query from this page on */
+  total: number;
+  /** where the next page starts, when more cases match */
+  next?: Keyset;
+}
+
+export const noIdsRequested = () => badInput("Payload must include 'case_ids' or 'external_ids' fields");
+
+/** The rules of a bulk fetch: some ids, and at most MAX_BULK_IDS. */
+function checkBulkRequest(request: BulkRequest): void {
+  if (!request.caseIds.length && !request.externalIds.length) throw noIdsRequested();
+  if (request.caseIds.length + request.externalIds.length > MAX_BULK_IDS) {
+    throw badInput(`You cannot request more than ${MAX_BULK_IDS} cases per request.`);
+  }
+}
+
+export class CaseReads {
+  /** what GraphQL's per-request loaders batch their relation reads through (each call scoped by domain) */
+  readonly repositories: { cases: CaseRepository; forms: FormRepository };
 
   constructor(
     private readonly prisma: Prisma,
-    private readonly cursors: CursorCodec,
+    /** the signed cursors of the list, which each face hands out and reads back */
+    readonly cursors: CursorCodec,
   ) {
-    this.repository = new CaseRepository(prisma);
+    this.repositories = { cases: new CaseRepository(prisma), forms: new FormRepository(prisma) };
   }
 
-  private domain(principal: Principal, domainName: string) {
-    return authorize(this.prisma, principal, domainName, "caseRead");
+  /** The principal's case reads in the domain, or the 401/403/404 to answer. */
+  async in(principal: Principal, domainName: string): Promise<CaseReadScope> {
+    const domain = await authorize(this.prisma, principal, domainName, "caseRead");
+    return new ReadScope(domain, this.repositories.cases, this.repositories.forms);
   }
+}
 
-  /** `params` are the request's query parameters in order; with `cursor`, the cursor's query wins. */
-  async list(principal: Principal, domainName: string, params: Params): Promise<ListResult> {
-    const page = await this.listRecords(principal, domainName, params);
-    return {
-      matching_records: page.total,
-      cases: page.records.map((c) => selectFields(serializeCase(c), page.selection)),
-      nextCursor: page.nextCursor,
-    };
-  }
+/** The principal's case reads in one domain (permission already checked): made only by `CaseReads.in`. */
+export type CaseReadScope = ReadScope;
 
-  /** One page of case records: the list of REST and the connection of GraphQL. */
-  async listRecords(principal: Principal, domainName: string, params: Params) {
-    const domain = await this.domain(principal, domainName);
-    const cursorParam = params.findLast(([key]) => key === "cursor");
-    const state = cursorParam ? this.cursors.decode(cursorParam[1]) : { params, after: undefined };
-    const queryParams = state.params.filter(([key]) => key !== "cursor");
-    const after = state.after;
-    const query = parseCaseQuery(queryParams);
-    const page = await this.repository.page(domain, query, after);
+class ReadScope {
+  constructor(
+    readonly domain: DomainRef,
+    private readonly cases: CaseRepository,
+    private readonly forms: FormRepository,
+  ) {}
+
+  /** One page of the list in keyset order, after `after` when given. */
+  async list(query: CaseQuery, after?: Keyset): Promise<CasePage> {
+    const page = await this.cases.page(this.domain, checkQuery(query), after);
     // the keyset at the column's full precision: a Date (milliseconds) would repeat the last case
-    const nextCursor =
-      page.hasMore && page.lastKey ? this.cursors.encode({ params: queryParams, after: page.lastKey }) : undefined;
-    return { records: page.records, total: page.total, nextCursor, selection: query.selection };
+    return { records: page.records, total: page.total, next: page.hasMore ? page.lastKey : undefined };
   }
 
-  async getRecord(principal: Principal, domainName: string, caseId: string): Promise<CaseRecord | undefined> {
-    return this.recordById(await this.domain(principal, domainName), caseId);
+  async byId(caseId: string): Promise<CaseRecord | undefined> {
+    return (await this.cases.byIds(this.domain, [caseId])).get(caseId.toLowerCase());
   }
 
-  async getRecordByExternalId(principal: Principal, domainName: string, externalId: string): Promise<CaseRecord | undefined> {
-    return this.recordByExternalId(await this.domain(principal, domainName), externalId);
+  /** The oldest case (by date_opened, then case_id) with this external id. */
+  async byExternalId(externalId: string): Promise<CaseRecord | undefined> {
+    return (await this.cases.byExternalIds(this.domain, [externalId])).get(externalId);
   }
 
-  // REST reads: permission first (403), then the parameters (400), then the lookup (404).
-
-  async get(principal: Principal, domainName: string, caseId: string, params: Params) {
-    const domain = await this.domain(principal, domainName);
-    const selection = parseSelectionOnly(params);
-    const found = await this.recordById(domain, caseId);
-    if (!found) throw notFound(`Case '${caseId}' not found`);
-    return selectFields(serializeCase(found), selection);
+  /** `GET id1,id2,…`: one entry per id, in order, duplicates repeated; no limit but the URL's. */
+  async many(caseIds: string[]): Promise<BulkEntry[]> {
+    return this.entries({ caseIds, externalIds: [] });
   }
 
-  async getByExternalId(principal: Principal, domainName: string, externalId: string, params: Params) {
-    const domain = await this.domain(principal, domainName);
-    const selection = parseSelectionOnly(params);
-    const found = await this.recordByExternalId(domain, externalId);
-    if (!found) throw notFound(`Case '${externalId}' not found`);
-    return selectFields(serializeCase(found), selection);
+  /** The bulk fetch: one entry per requested id, case ids first, in request order, duplicates repeated. */
+  async fetch(request: BulkRequest): Promise<BulkEntry[]> {
+    checkBulkRequest(request);
+    return this.entries(request);
   }
 
-  /** `GET id1,id2,…`: the bulk-fetch envelope, never a 404. */
-  async getMany(principal: Principal, domainName: string, caseIds: string[], params: Params): Promise<BulkResult> {
-    const domain = await this.domain(principal, domainName);
-    const selection = parseSelectionOnly(params);
-    return envelope(await this.entries(domain, { caseIds, externalIds: [] }), selection);
+  async form(formId: string): Promise<FormView | null> {
+    return this.forms.byId(this.domain, formId);
   }
 
-  async bulkFetch(principal: Principal, domainName: string, body: unknown, params: Params): Promise<BulkResult> {
-    const domain = await this.domain(principal, domainName);
-    const selection = parseSelectionOnly(params);
-    const request = parseBulkRequest(requireJson(body));
-    return envelope(await this.entries(domain, request), selection);
-  }
-
-  /** GraphQL's bulk fetch: one entry per requested id. */
-  async fetchRecords(principal: Principal, domainName: string, request: BulkRequest): Promise<BulkEntry[]> {
-    return this.entries(await this.domain(principal, domainName), request);
-  }
-
-  private async recordById(domain: DomainRef, caseId: string) {
-    return (await this.repository.byIds(domain, [caseId])).get(caseId.toLowerCase());
-  }
-
-  private async recordByExternalId(domain: DomainRef, externalId: string) {
-    return (await this.repository.byExternalIds(domain, [externalId])).get(externalId);
-  }
-
-  /** One entry per requested id in request order, case ids first, duplicates repeated. */
-  private async entries(domain: DomainRef, request: BulkRequest): Promise<BulkEntry[]> {
+  private async entries(request: BulkRequest): Promise<BulkEntry[]> {
     const [byId, byExternal] = await Promise.all([
-      this.repository.byIds(domain, request.caseIds),
-      this.repository.byExternalIds(domain, request.externalIds),
+      this.cases.byIds(this.domain, request.caseIds),
+      this.cases.byExternalIds(this.domain, request.externalIds),
     ]);
     return [
       ...request.caseIds.map((id): BulkEntry => ({ by: "case_id", id, record: byId.get(id.toLowerCase()) })),
@@ -141,34 +117,3 @@ export class CaseReadService {
     ];
   }
 }
-
-/** The bulk envelope: a missing id is a stub; field selection applies to found cases only. */
-function envelope(entries: BulkEntry[], selection: FieldSelection): BulkResult {
-  const cases = entries.map((e) => (e.record ? selectFields(serializeCase(e.record), selection) : { [e.by]: e.id, error: "not found" }));
-  const missing = entries.filter((e) => !e.record).length;
-  return { matching_records: entries.length - missing, missing_records: missing, cases };
-}
-
-function stringList(body: Record<string, unknown>, key: string): string[] {
-  const value = body[key];
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
-    throw badInput(`'${key}' must be a list of strings`);
-  }
-  return value;
-}
-
-export function parseBulkRequest(body: unknown): BulkRequest {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw badInput("Payload must include 'case_ids' or 'external_ids' fields");
-  }
-  const record = body as Record<string, unknown>;
-  const caseIds = stringList(record, "case_ids");
-  const externalIds = stringList(record, "external_ids");
-  if (!caseIds.length && !externalIds.length) throw badInput("Payload must include 'case_ids' or 'external_ids' fields");
-  if (caseIds.length + externalIds.length > MAX_BULK_IDS) {
-    throw badInput(`You cannot request more than ${MAX_BULK_IDS} cases per request.`);
-  }
-  return { caseIds, externalIds };
-}
-

@@ -2,8 +2,8 @@ import { Prisma } from "../generated/prisma/client.ts";
 import type { Prisma as PrismaClient } from "../db/client.ts";
 import { isUuid } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
-import type { CaseQuery } from "./case.filters.ts";
-import type { CaseIndexRecord, CaseRecord } from "./case.serializer.ts";
+import type { CaseFilter, Keyset } from "./case.query.ts";
+import type { CaseIndexRecord, CaseRecord } from "./case.record.ts";
 
 /**
  * Case reads in SQL: the list filters of CONTRACT §2 and the (indexed_on, case_id) keyset, always
@@ -63,12 +63,7 @@ function propertyCondition(name: string, value: string): Prisma.Sql {
     : sql`c.properties @> ${JSON.stringify({ [name]: value })}::jsonb`;
 }
 
-export interface Keyset {
-  indexedOn: string;
-  caseId: string;
-}
-
-function whereClause(domainId: string, query: CaseQuery, after?: Keyset): Prisma.Sql {
+function whereClause(domainId: string, query: CaseFilter, after?: Keyset): Prisma.Sql {
   const parts: Prisma.Sql[] = [sql`c.domain_id = ${domainId}::uuid`];
   for (const [field, values] of Object.entries(query.exact)) {
     const wanted = values.filter(storable);
@@ -100,7 +95,7 @@ export class CaseRepository {
    * `lastKey` is the keyset of the page's last case at the column's full (microsecond) precision:
    * a JS Date keeps only milliseconds, and a cursor built from it would repeat that case forever.
    */
-  async page(domain: { id: string; name: string }, query: CaseQuery, after?: Keyset) {
+  async page(domain: { id: string; name: string }, query: CaseFilter, after?: Keyset) {
     const where = whereClause(domain.id, query, after);
     const [rows, [{ count }]] = await Promise.all([
       this.db.$queryRaw<(CaseRow & { indexed_on_key: string })[]>`SELECT ${COLUMNS},
@@ -135,6 +130,16 @@ export class CaseRepository {
       ORDER BY c.external_id, c.date_opened, c.id`;
     const records = await this.withIndices(domain.name, rows);
     return new Map(records.map((r) => [r.externalId!, r]));
+  }
+
+  /** The indices of the domain that point at these cases, by the indexing case's id. */
+  async referencing(domain: { id: string }, ids: string[]): Promise<{ caseId: string; referencedId: string; relationship: string }[]> {
+    const uuids = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
+    if (!uuids.length) return [];
+    return this.db.$queryRaw<{ caseId: string; referencedId: string; relationship: string }[]>`SELECT ci.case_id AS "caseId",
+        ci.referenced_id AS "referencedId", ci.relationship
+      FROM case_indices ci WHERE ci.domain_id = ${domain.id}::uuid AND ci.referenced_id = ANY(${uuids}::uuid[])
+      ORDER BY ci.case_id`;
   }
 
   // ---- for writes: what planning needs (ids only), then the rows to change, locked

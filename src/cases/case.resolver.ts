@@ -1,12 +1,12 @@
 import { filter, pipe } from "@graphql-yoga/subscription";
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
-import { authorize } from "../auth/permissions.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
-import type { Params } from "./case.filters.ts";
-import { parseBulkRequest } from "./case.read.service.ts";
-import type { CaseRecord } from "./case.serializer.ts";
+import type { DateRangeInput } from "../graphql/date-range.types.ts";
+import { bulkActions, caseAction, type CaseItem } from "./case.actions.ts";
 import { CASE_CHANGED, type CaseChangedEvent } from "./case.events.ts";
-import type { WriteRequest } from "./case.write.service.ts";
+import { RANGE_OPS, type CaseQuery, type DateField } from "./case.query.ts";
+import type { CaseRecord } from "./case.record.ts";
+import type { WriteResult } from "./case.write.service.ts";
 import {
   ActorType,
   CaseBulkItemInput,
@@ -21,11 +21,11 @@ import {
   CaseWriteResultType,
   FormType,
 } from "./case.types.ts";
-import type { DateRangeInput } from "../graphql/date-range.types.ts";
 
 /**
- * GraphQL twin of the Case API: the same services, so the same rules and messages. Filters and
- * inputs are turned into the REST parameters and payloads; relations go through per-request loaders.
+ * GraphQL twin of the Case API: the same scoped services, so the same rules and messages. Filters
+ * and inputs map straight into the typed `CaseQuery` and `CaseItem`s; relations go through
+ * per-request loaders.
  */
 
 type CaseNode = CaseType & { indices: CaseRecord["indices"] };
@@ -38,54 +38,58 @@ const DATE_FILTERS = {
   indexedOn: "indexed_on",
   dateOpened: "date_opened",
   dateClosed: "date_closed",
-} as const;
+} as const satisfies Record<string, DateField>;
 
-export function filterParams(filter: CaseFilterInput | null | undefined): Params {
-  const params: Params = [];
-  if (!filter) return params;
-  const each = (key: string, values: string[] | null | undefined) => values?.forEach((v) => params.push([key, v]));
-  each("external_id", filter.externalId);
-  each("case_type", filter.caseType);
-  each("owner_id", filter.ownerId);
-  each("case_name", filter.caseName);
-  if (filter.closed !== undefined && filter.closed !== null) params.push(["closed", String(filter.closed)]);
-  filter.properties?.forEach((p) => each(`properties.${p.name}`, p.values));
-  filter.indices?.forEach((i) => each(`indices.${i.name}`, i.caseIds));
-  for (const [field, param] of Object.entries(DATE_FILTERS)) {
-    const range = filter[field as keyof typeof DATE_FILTERS] as DateRangeInput | null | undefined;
-    for (const op of ["gt", "gte", "lt", "lte"] as const) {
+/** Adds each value list of a filter that has values (an empty list filters nothing, as no REST parameter). */
+function addValues(to: Map<string, string[]>, name: string, values: string[]): void {
+  if (values.length) to.set(name, [...(to.get(name) ?? []), ...values]);
+}
+
+/** The filter and page size as the list query: lists OR their values, fields AND. */
+function caseQueryOf(filter: CaseFilterInput | null | undefined, first: number): CaseQuery {
+  const query: CaseQuery = { limit: first, exact: {}, properties: new Map(), indices: new Map(), ranges: [] };
+  if (!filter) return query;
+  const exact = [
+    ["external_id", filter.externalId],
+    ["case_type", filter.caseType],
+    ["owner_id", filter.ownerId],
+    ["case_name", filter.caseName],
+  ] as const;
+  for (const [field, values] of exact) if (values?.length) query.exact[field] = values;
+  if (filter.closed !== undefined && filter.closed !== null) query.closed = [filter.closed];
+  filter.properties?.forEach((p) => addValues(query.properties, p.name, p.values));
+  filter.indices?.forEach((i) => addValues(query.indices, i.name, i.caseIds));
+  for (const [key, field] of Object.entries(DATE_FILTERS)) {
+    const range = filter[key as keyof typeof DATE_FILTERS] as DateRangeInput | null | undefined;
+    for (const op of RANGE_OPS) {
       const value = range?.[op];
-      if (value !== undefined && value !== null) params.push([`${param}.${op}`, value]);
+      if (value !== undefined && value !== null) query.ranges.push({ field, op, values: [value] });
     }
   }
-  return params;
+  return query;
 }
 
-/** A GraphQL input as the REST payload it stands for (nulls mean "not given", except `create`). */
-export function restPayload(input: CaseInput | CaseBulkItemInput): Record<string, unknown> {
-  const payload: Record<string, unknown> = {};
-  const names: [keyof CaseBulkItemInput, string][] = [
-    ["create", "create"],
-    ["caseId", "case_id"],
-    ["temporaryId", "temporary_id"],
-    ["caseType", "case_type"],
-    ["caseName", "case_name"],
-    ["ownerId", "owner_id"],
-    ["externalId", "external_id"],
-    ["properties", "properties"],
-    ["indices", "indices"],
-    ["close", "close"],
-  ];
-  for (const [from, to] of names) {
-    const value = (input as CaseBulkItemInput)[from];
-    if (value !== undefined && (value !== null || from === "create")) payload[to] = value;
-  }
-  return payload;
+/** A GraphQL input as a write item (null means "not given", except for `create`, where it asks for an upsert). */
+function itemOf(input: CaseInput | CaseBulkItemInput): CaseItem {
+  const bulk = input as CaseBulkItemInput;
+  return {
+    create: bulk.create,
+    caseId: bulk.caseId ?? undefined,
+    temporaryId: bulk.temporaryId ?? undefined,
+    caseType: input.caseType ?? undefined,
+    caseName: input.caseName ?? undefined,
+    ownerId: input.ownerId ?? undefined,
+    externalId: input.externalId ?? undefined,
+    properties: input.properties ?? undefined,
+    indices: input.indices ?? undefined,
+    close: input.close ?? undefined,
+  };
 }
 
-function writeRequest(ctx: GraphQLContext, domain: string): WriteRequest {
-  return { principal: ctx.principal, domain, deviceId: "graphql", params: [] };
-}
+/** The form's device_id for writes made over GraphQL. */
+const GRAPHQL_DEVICE = "graphql";
+
+const written = (result: WriteResult): CaseWriteResultType => ({ xformId: result.formId, case: toNode(result.cases[0]) });
 
 @Resolver(() => CaseType)
 export class CaseResolver {
@@ -97,16 +101,19 @@ export class CaseResolver {
     @Arg("after", () => String, { nullable: true }) after: string | null,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseConnectionType> {
-    const params: Params = [...filterParams(filter), ["limit", String(first)]];
-    if (after) params.push(["cursor", after]);
-    const page = await ctx.services.caseReads.listRecords(ctx.principal, domain, params);
+    const { caseReads } = ctx.services;
+    const scope = await caseReads.in(ctx.principal, domain);
+    // with `after`, the cursor's query wins (as REST's `cursor` does): filter and first are its own
+    const state = after ? caseReads.cursors.decode(after) : { query: caseQueryOf(filter, first), after: undefined };
+    const page = await scope.list(state.query, state.after);
+    const nextCursor = page.next ? caseReads.cursors.encode({ ...state, after: page.next }) : undefined;
     const nodes = page.records.map(toNode);
-    const cursor = page.nextCursor ?? after ?? "";
+    const cursor = nextCursor ?? after ?? "";
     return {
       totalCount: page.total,
       nodes,
       edges: nodes.map((node) => ({ cursor, node })),
-      pageInfo: { hasNextPage: Boolean(page.nextCursor), endCursor: page.nextCursor ?? null },
+      pageInfo: { hasNextPage: Boolean(nextCursor), endCursor: nextCursor ?? null },
     };
   }
 
@@ -116,7 +123,7 @@ export class CaseResolver {
     @Arg("caseId", () => ID) caseId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseNode | null> {
-    const record = await ctx.services.caseReads.getRecord(ctx.principal, domain, caseId);
+    const record = await (await ctx.services.caseReads.in(ctx.principal, domain)).byId(caseId);
     return record ? toNode(record) : null;
   }
 
@@ -126,7 +133,7 @@ export class CaseResolver {
     @Arg("externalId", () => String) externalId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseNode | null> {
-    const record = await ctx.services.caseReads.getRecordByExternalId(ctx.principal, domain, externalId);
+    const record = await (await ctx.services.caseReads.in(ctx.principal, domain)).byExternalId(externalId);
     return record ? toNode(record) : null;
   }
 
@@ -137,8 +144,8 @@ export class CaseResolver {
     @Arg("externalIds", () => [String], { nullable: true }) externalIds: string[] | null,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseFetchResultType> {
-    const request = parseBulkRequest({ case_ids: caseIds ?? [], external_ids: externalIds ?? [] });
-    const entries = await ctx.services.caseReads.fetchRecords(ctx.principal, domain, request);
+    const scope = await ctx.services.caseReads.in(ctx.principal, domain);
+    const entries = await scope.fetch({ caseIds: caseIds ?? [], externalIds: externalIds ?? [] });
     const missing = entries.filter((e) => !e.record).length;
     return {
       matchingRecords: entries.length - missing,
@@ -153,7 +160,7 @@ export class CaseResolver {
     @Arg("id", () => ID) id: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<FormType | null> {
-    return ctx.services.caseForms.get(ctx.principal, domain, id);
+    return (await ctx.services.caseReads.in(ctx.principal, domain)).form(id);
   }
 
   @Mutation(() => CaseWriteResultType)
@@ -162,8 +169,8 @@ export class CaseResolver {
     @Arg("input", () => CaseInput) input: CaseInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseWriteResultType> {
-    const result = await ctx.services.caseWrites.writeRecords(writeRequest(ctx, domain), restPayload(input), { kind: "create" });
-    return { xformId: result.formId, case: toNode(result.cases[0]) };
+    const scope = await ctx.services.caseWrites.in(ctx.principal, domain);
+    return written(await scope.write([caseAction(itemOf(input), { kind: "create" })], { deviceId: GRAPHQL_DEVICE, bulk: false }));
   }
 
   @Mutation(() => CaseWriteResultType)
@@ -173,8 +180,8 @@ export class CaseResolver {
     @Arg("input", () => CaseInput) input: CaseInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseWriteResultType> {
-    const result = await ctx.services.caseWrites.writeRecords(writeRequest(ctx, domain), restPayload(input), { kind: "update", caseId });
-    return { xformId: result.formId, case: toNode(result.cases[0]) };
+    const scope = await ctx.services.caseWrites.in(ctx.principal, domain);
+    return written(await scope.write([caseAction(itemOf(input), { kind: "update", caseId })], { deviceId: GRAPHQL_DEVICE, bulk: false }));
   }
 
   @Mutation(() => CaseWriteResultType, { description: "updates the case with this external id, or creates it" })
@@ -184,11 +191,9 @@ export class CaseResolver {
     @Arg("input", () => CaseInput) input: CaseInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseWriteResultType> {
-    const result = await ctx.services.caseWrites.writeRecords(writeRequest(ctx, domain), restPayload(input), {
-      kind: "upsertExternal",
-      externalId,
-    });
-    return { xformId: result.formId, case: toNode(result.cases[0]) };
+    const scope = await ctx.services.caseWrites.in(ctx.principal, domain);
+    const action = caseAction(itemOf(input), { kind: "upsert", externalId });
+    return written(await scope.write([action], { deviceId: GRAPHQL_DEVICE, bulk: false }));
   }
 
   @Mutation(() => CaseBulkWriteResultType, { description: "up to 100 creates, updates and upserts in one form" })
@@ -197,7 +202,8 @@ export class CaseResolver {
     @Arg("items", () => [CaseBulkItemInput]) items: CaseBulkItemInput[],
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseBulkWriteResultType> {
-    const result = await ctx.services.caseWrites.writeRecords(writeRequest(ctx, domain), items.map(restPayload));
+    const scope = await ctx.services.caseWrites.in(ctx.principal, domain);
+    const result = await scope.write(bulkActions(items, itemOf), { deviceId: GRAPHQL_DEVICE, bulk: true });
     return { xformId: result.formId, cases: result.cases.map(toNode) };
   }
 
@@ -205,7 +211,8 @@ export class CaseResolver {
     description: "every committed write to a case of the domain (of caseType, when given)",
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphQLContext;
-      await ctx.services.domains.authorize(ctx.principal, args.domain, "caseRead");
+      // the permission to read the domain's cases, checked once when the subscription starts
+      await ctx.services.caseReads.in(ctx.principal, args.domain);
       return pipe(
         ctx.services.pubsub.subscribe(CASE_CHANGED),
         filter((e: CaseChangedEvent) => e.domain === args.domain && (!args.caseType || e.caseType === args.caseType)),
@@ -253,12 +260,12 @@ export class CaseResolver {
 
   @FieldResolver(() => [FormType], { description: "the forms that wrote this case, oldest first", complexity: ({ childComplexity }) => 5 * childComplexity })
   async forms(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<FormType[]> {
-    return ctx.loaders.cases.forms(c.caseId);
+    return ctx.loaders.cases.forms(c.domain, c.caseId);
   }
 
   @FieldResolver(() => ActorType, { nullable: true, description: "who submitted the form that created the case" })
   async openedBy(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<ActorType | null> {
-    const [first] = await ctx.loaders.cases.forms(c.caseId);
+    const [first] = await ctx.loaders.cases.forms(c.domain, c.caseId);
     return first ? { id: first.userId, username: first.username } : null;
   }
 }

@@ -1,29 +1,7 @@
 import { caseDate } from "../util/dates.ts";
+import type { CaseRecord } from "./case.record.ts";
 
-/** A case as read from the database, with its indices. */
-export interface CaseRecord {
-  id: string;
-  domainName: string;
-  caseType: string;
-  caseName: string;
-  externalId: string | null;
-  ownerId: string;
-  dateOpened: Date;
-  lastModified: Date;
-  serverLastModified: Date;
-  indexedOn: Date;
-  closed: boolean;
-  dateClosed: Date | null;
-  properties: Record<string, string>;
-  indices: CaseIndexRecord[];
-}
-
-export interface CaseIndexRecord {
-  name: string;
-  referencedId: string;
-  referencedType: string;
-  relationship: string;
-}
+/** The REST form of a case (CONTRACT §2 "Case serialization"), built by the REST adapter. */
 
 export interface SerializedCase {
   domain: string;

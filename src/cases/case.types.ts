@@ -2,7 +2,10 @@ import { GraphQLJSONObject } from "graphql-scalars";
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { DateRangeInput } from "../graphql/date-range.types.ts";
 
-/** GraphQL shapes of the Case API. Inputs mirror the REST payloads so one validator serves both. */
+/**
+ * GraphQL shapes of the Case API. The resolver maps the inputs straight into the typed commands
+ * (case.query.ts, case.actions.ts); properties and indices keep the contract's JSON shape.
+ */
 
 @ObjectType("CaseIndex", { description: "A named link from a case to another case (parent, host, …)." })
 export class CaseIndexType {

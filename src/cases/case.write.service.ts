@@ -6,39 +6,35 @@ import { badInput, DomainError } from "../errors.ts";
 import type { PubSub } from "../events/bus.ts";
 import { CASE_CHANGED, type CaseChangedEvent } from "./case.events.ts";
 import { newUuid } from "../util/ids.ts";
-import { requireJson } from "../util/json.ts";
-import { selectFields } from "./case.fields.ts";
-import { parseSelectionOnly, type Params } from "./case.filters.ts";
 import { CASE_API_XMLNS, formXml, type CaseBlock, type FormMeta } from "./case.form.ts";
-import { parseBulk, parseCaseAction, type CaseAction, type CaseFields, type IndexRef, type WriteContext } from "./case.payload.ts";
+import type { CaseAction, CaseFields, IndexRef } from "./case.actions.ts";
+import type { CaseRecord } from "./case.record.ts";
 import { CaseRepository } from "./case.repository.ts";
-import { serializeCase, type CaseRecord } from "./case.serializer.ts";
 
 /**
- * Case writes of CONTRACT §2: every request is validated whole, then applied in one transaction
- * together with the one form generated for it. Upserts take a lock on (domain, external_id), so
- * concurrent upserts of one external id end as one case.
+ * Case writes of CONTRACT §2: every request is validated whole (the rules of case.actions.ts), then
+ * applied in one transaction together with the one form generated for it. Upserts take a lock on
+ * (domain, external_id), so concurrent upserts of one external id end as one case.
  */
 
-export interface WriteRequest {
-  principal: Principal;
-  domain: string;
-  /** the request's User-Agent, stored as the form's device_id */
+/** What a write request carries besides its actions. */
+export interface WriteOptions {
+  /** stored as the form's device_id: the request's User-Agent over REST */
   deviceId: string;
-  /** field selection for the cases in the response */
-  params: Params;
+  /** a list request: an error found while applying names its 1-based row */
+  bulk: boolean;
 }
 
-export interface SingleWriteResult {
-  xform_id: string;
-  form_id: string;
-  case: Record<string, unknown>;
+/** The written cases in the order of the actions, and the id of the form that wrote them. */
+export interface WriteResult {
+  formId: string;
+  cases: CaseRecord[];
 }
 
-export interface BulkWriteResult {
-  xform_id: string;
-  form_id: string;
-  cases: Record<string, unknown>[];
+/** The principal's case writes in one domain (permission already checked). */
+export interface CaseWriteScope {
+  readonly domain: DomainRef;
+  write(actions: CaseAction[], options: WriteOptions): Promise<WriteResult>;
 }
 
 /** A failure found while applying a form: the form is kept as an error form, no case changes. */
@@ -57,56 +53,31 @@ interface Planned {
   row: number;
 }
 
-export class CaseWriteService {
+export class CaseWrites {
   constructor(
     private readonly prisma: Prisma,
     private readonly pubsub: PubSub,
   ) {}
 
   /**
-   * A REST write: POST or PUT '' with an object or a list (bulk), PUT {case_id}, PUT ext/{ext_id}/.
-   * The response shape follows the body: `case` for an object, `cases` for a list.
+   * The principal's case writes in the domain, or the 401/403/404 to answer. Permission comes
+   * before any look at the payload (CONTRACT §1 Permissions): a user who may not write gets 403
+   * whatever the body, never a validation message.
    */
-  async write(request: WriteRequest, body: unknown, context: WriteContext): Promise<SingleWriteResult | BulkWriteResult> {
-    const domain = await this.authorizeWrite(request);
-    const selection = parseSelectionOnly(request.params);
-    const json = requireJson(body);
-    const result = await this.applyBody(request, domain, json, context);
-    const shaped = (c: CaseRecord) => selectFields(serializeCase(c), selection);
-    return Array.isArray(json)
-      ? { xform_id: result.formId, form_id: result.formId, cases: result.cases.map(shaped) }
-      : { xform_id: result.formId, form_id: result.formId, case: shaped(result.cases[0]) };
+  async in(principal: Principal, domainName: string): Promise<CaseWriteScope> {
+    const domain = await authorize(this.prisma, principal, domainName, "caseWrite");
+    return { domain, write: (actions, options) => this.apply(principal, domain, actions, options) };
   }
 
-  /** The GraphQL entry: the same rules, returning the written records. */
-  async writeRecords(request: WriteRequest, body: unknown, context: WriteContext = { kind: "bulk" }) {
-    return this.applyBody(request, await this.authorizeWrite(request), body, context);
-  }
-
-  /**
-   * Permission comes before any look at the payload (CONTRACT §1 Permissions): a user who may not
-   * write gets 403 whatever the body, never a validation message.
-   */
-  private authorizeWrite(request: WriteRequest): Promise<DomainRef> {
-    return authorize(this.prisma, request.principal, request.domain, "caseWrite");
-  }
-
-  /** A list is a bulk write where a list is allowed (POST, PUT ''); otherwise one object is expected. */
-  private applyBody(request: WriteRequest, domain: DomainRef, body: unknown, context: WriteContext) {
-    const listAllowed = context.kind === "bulk" || context.kind === "create" || context.kind === "put";
-    if (Array.isArray(body) && listAllowed) return this.apply(request, domain, parseBulk(body), true);
-    return this.apply(request, domain, [parseCaseAction(body, context)], false);
-  }
-
-  private async apply(request: WriteRequest, domain: DomainRef, actions: CaseAction[], bulk: boolean) {
+  private async apply(principal: Principal, domain: DomainRef, actions: CaseAction[], options: WriteOptions): Promise<WriteResult> {
     const meta: FormMeta = {
       formId: newUuid(),
-      userId: request.principal.userId,
-      username: request.principal.username,
-      deviceId: request.deviceId,
+      userId: principal.userId,
+      username: principal.username,
+      deviceId: options.deviceId,
       receivedOn: new Date(),
     };
-    const rowError = (row: number, message: string) => (bulk ? `Error in row ${row}: ${message}` : message);
+    const rowError = (row: number, message: string) => (options.bulk ? `Error in row ${row}: ${message}` : message);
     try {
       // A request of creates that name no existing case reads nothing: its one statement is atomic
       // by itself, so it needs no interactive transaction (two round trips fewer).

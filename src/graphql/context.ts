@@ -19,7 +19,7 @@ export function createContext(principal: Principal, services: Services): GraphQL
     principal,
     services,
     loaders: {
-      cases: createCaseLoaders(services.caseReads["prisma"], domainIds),
+      cases: createCaseLoaders(services.caseReads.repositories, domainIds),
       locations: createLocationLoaders(principal, services.locations),
       apps: createAppLoaders(services.apps),
       multimedia: createMultimediaLoaders(services.multimediaJobs),

@@ -11,3 +11,8 @@ export function requireJson(body: unknown): unknown {
   if (body === UNPARSABLE_JSON || body === undefined) throw badInput("Payload must be valid JSON");
   return body;
 }
+
+/** A JSON object: not null, not a list. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -282,6 +282,40 @@ describe("GET id1,id2,…: the bulk-fetch envelope, never 404", () => {
   });
 });
 
+describe("paths: a segment that is not a case id is an unknown path (CONTRACT §1 Paths)", () => {
+  // Regression: `GET …/v2/1';--` and `…/v2/%00` answered 405 `Method 'GET' not allowed.`, as if the
+  // path were known. A {case_id} segment matches [\w\-,]+; any other segment is no known path.
+  it("odd case ids answer the family's JSON 404 for every method, never 405", async () => {
+    for (const segment of ["1';--", "%00", "a%20b", "a.b", "%2Fx", "%C3%A9"]) {
+      for (const method of ["get", "put", "post", "delete", "patch"] as const) {
+        const res = await app.http()[method](`${CASES}${segment}`).set("Authorization", app.editor.authorization).send({ case_name: "x" });
+        const at = `${method} ${segment}`;
+        expect(res.status, at).toBe(404);
+        expect(res.headers["content-type"], at).toMatch(/^application\/json/);
+        expect(res.body, at).toEqual({ error: `Not found: ${CASES}${segment}` });
+        expect(res.headers["allow"], at).toBeUndefined();
+      }
+    }
+    expect(await app.db.prisma.case.count()).toBe(0);
+  });
+
+  it("case ids, multi-id segments, ext/ and bulk-fetch/ are still known paths", async () => {
+    const created = await app.createCase({ external_id: "e-1" });
+    expect((await app.get(created.case_id)).status).toBe(200);
+    expect((await app.get(`${created.case_id},x`)).status).toBe(200);
+    expect((await app.get("ext/e-1/")).status).toBe(200);
+    expect((await app.get("ext/1';--/")).status).toBe(404);
+    const fetched = await app.http().post(`${CASES}bulk-fetch/`).set("Authorization", app.editor.authorization).send({ case_ids: [created.case_id] });
+    expect(fetched.status).toBe(200);
+    // a known path answers a method it does not serve with 405
+    for (const [method, path] of [["delete", created.case_id], ["put", `${created.case_id},x`], ["get", "bulk-fetch/"]] as const) {
+      const res = await app.http()[method](`${CASES}${path}`).set("Authorization", app.editor.authorization);
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers["allow"], `${method} ${path}`).toEqual(expect.any(String));
+    }
+  });
+});
+
 describe("who may read", () => {
   it("the reader (view_data) may list, get, get by external id and multi-get", async () => {
     const created = await app.createCase({ external_id: "r-1" });

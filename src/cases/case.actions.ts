@@ -1,16 +1,17 @@
 import { badInput, DomainError } from "../errors.ts";
+import { isObject } from "../util/json.ts";
 import { pythonStr } from "../util/python.ts";
 
 /**
- * Validation of case write payloads (CONTRACT §2 "Writes"): pure, before any database work, so a
- * refused request changes nothing. Each rule gives the contract's exact message.
+ * The typed write commands of CONTRACT §2 "Writes" and their value rules: pure, before any database
+ * work, so a refused request changes nothing. Each face reads its own input into `CaseItem`s (REST
+ * from JSON bodies in case.payload.rest.ts, GraphQL from its inputs in case.resolver.ts); the rules
+ * here turn them into `CaseAction`s, with the contract's exact messages for both faces. The messages
+ * name the contract's (snake_case) fields.
  */
 
 export const MAX_BULK = 100;
 const MAX_LENGTH = 255;
-const LENGTH_LIMITED = ["case_type", "case_name", "owner_id", "external_id"] as const;
-const REQUIRED_ON_CREATE = ["case_type", "case_name", "owner_id"] as const;
-const STRING_FIELDS = ["case_id", "case_type", "case_name", "owner_id", "external_id", "temporary_id"] as const;
 /** Names a property may not take, because they are fields of the case itself. */
 const TOP_LEVEL = new Set([
   "domain", "case_id", "case_type", "case_name", "external_id", "owner_id", "date_opened", "last_modified",
@@ -20,13 +21,34 @@ const TOP_LEVEL = new Set([
 const INDEX_KEYS = new Set(["case_id", "external_id", "temporary_id", "case_type", "relationship"]);
 export const RELATIONSHIPS = ["child", "extension"] as const;
 
-/** Where an item came from decides which keys it may carry and what it means. */
-export type WriteContext =
-  | { kind: "create" }                         // POST with an object
-  | { kind: "update"; caseId: string }         // PUT {case_id}
-  | { kind: "upsertExternal"; externalId: string } // PUT ext/{ext_id}/
-  | { kind: "put" }                            // PUT '' with an object
-  | { kind: "bulk" };                          // an item of a POST/PUT list
+/** What a write request names besides its items: it decides which fields an item may carry and what it means. */
+export type WriteTarget =
+  | { kind: "create" }                      // REST POST with an object; GraphQL createCase
+  | { kind: "update"; caseId: string }      // REST PUT {case_id}; GraphQL updateCase
+  | { kind: "upsert"; externalId: string }  // REST PUT ext/{ext_id}/; GraphQL upsertCase
+  | { kind: "put" }                         // REST PUT '' with an object: by its case_id or external_id
+  | { kind: "bulk" };                       // an item of a list (REST POST/PUT list; GraphQL bulkWriteCases)
+
+/**
+ * One write item as a face gives it: typed fields, not yet checked. Properties and indices are
+ * JSON objects in both faces (GraphQL takes them as JSONObject, in the contract's shape), so the
+ * rules below check their shape too.
+ */
+export interface CaseItem {
+  /** bulk items only: true creates, false updates, null or absent upserts by external_id */
+  create?: boolean | null;
+  caseId?: string;
+  temporaryId?: string;
+  caseType?: string;
+  caseName?: string;
+  ownerId?: string;
+  externalId?: string;
+  /** property name to string value */
+  properties?: unknown;
+  /** index name to {case_id | external_id | temporary_id, case_type, relationship} */
+  indices?: unknown;
+  close?: boolean;
+}
 
 export type IndexRef =
   | { by: "case_id"; value: string }
@@ -50,29 +72,46 @@ export interface CaseFields {
   close: boolean;
 }
 
+/** A checked write of one case: what the write service applies. */
 export type CaseAction =
   | { action: "create"; temporaryId?: string; fields: CaseFields }
   | { action: "update"; by: "case_id"; caseId: string; fields: CaseFields }
   | { action: "update"; by: "external_id"; externalId: string; fields: CaseFields }
   | { action: "upsert"; externalId: string; fields: CaseFields };
 
+/** The text fields of an item, in the order their values are checked, with their contract names. */
+export const TEXT_FIELDS = [
+  ["caseId", "case_id"],
+  ["caseType", "case_type"],
+  ["caseName", "case_name"],
+  ["ownerId", "owner_id"],
+  ["externalId", "external_id"],
+  ["temporaryId", "temporary_id"],
+] as const satisfies readonly (readonly [keyof CaseItem, string])[];
+const LENGTH_LIMITED = TEXT_FIELDS.filter(([, name]) => ["case_type", "case_name", "owner_id", "external_id"].includes(name));
+const REQUIRED_ON_CREATE = TEXT_FIELDS.filter(([, name]) => ["case_type", "case_name", "owner_id"].includes(name));
+
 /** Valid XML element name: a letter or _, then letters, digits, _ - .; no colon; not xml…. */
 export function isXmlName(name: string): boolean {
   return /^[\p{L}_][\p{L}\p{N}_.-]*$/u.test(name) && !/^xml/i.test(name);
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+export const unknownField = (key: string) => badInput(`'${key}' is not a valid field.`);
 
-function allowedKeys(context: WriteContext, create: unknown, caseId: unknown): Set<string> {
+/**
+ * The fields (contract names) an item may carry for its target: `create` only in a bulk, and no
+ * temporary_id on an update (PUT '' with a case_id is an update too). A case_id on a create is
+ * allowed here and refused by `caseAction` with its own message.
+ */
+export function allowedFields(target: WriteTarget, create: unknown, caseId: unknown): Set<string> {
   const keys = new Set(["case_type", "case_name", "owner_id", "external_id", "properties", "indices", "close"]);
-  const creating = context.kind === "create" || (context.kind === "bulk" && create === true);
-  // PUT '' with a case_id is an update too: temporary_id is not a valid field there.
+  const creating = target.kind === "create" || (target.kind === "bulk" && create === true);
   const updating =
-    context.kind === "update" || (context.kind === "bulk" && create === false) || (context.kind === "put" && caseId !== undefined);
-  if (context.kind !== "create") keys.add("case_id");
-  if (context.kind === "bulk") keys.add("create");
+    target.kind === "update" || (target.kind === "bulk" && create === false) || (target.kind === "put" && caseId !== undefined);
+  if (target.kind !== "create") keys.add("case_id");
+  if (target.kind === "bulk") keys.add("create");
   if (!updating) keys.add("temporary_id");
-  if (creating) keys.add("case_id"); // refused below with its own message
+  if (creating) keys.add("case_id");
   return keys;
 }
 
@@ -81,10 +120,10 @@ function valueError(key: string, value: unknown) {
 }
 
 /**
- * A string value, checked: PostgreSQL text cannot hold NUL, and no form value may carry one; nor
- * an unpaired surrogate (not text at all; PGlite fails to encode two in a row: a 500 before).
+ * A text value, checked: a string that PostgreSQL text can hold (no NUL, which no form value may
+ * carry either; no unpaired surrogate, which is not text at all: PGlite failed to encode two in a row).
  */
-function checkString(key: string, value: unknown): void {
+export function checkText(key: string, value: unknown): asserts value is string {
   if (typeof value !== "string") throw valueError(key, value);
   if (value.includes("\u0000")) throw badInput(`Error with case property '${key}'. Values cannot contain the NUL character.`);
   if (/\p{Cs}/u.test(value)) throw badInput(`Error with case property '${key}'. Values cannot contain an unpaired surrogate.`);
@@ -98,10 +137,10 @@ function parseIndices(raw: unknown): IndexChange[] {
     if (!isXmlName(name)) throw badInput(`Error with index '${name}'. Index names must be valid XML identifiers.`);
     if (!isObject(spec)) throw badInput(`Error with index '${name}'. An index must be an object.`);
     for (const key of Object.keys(spec)) {
-      if (!INDEX_KEYS.has(key)) throw badInput(`'${key}' is not a valid field.`);
+      if (!INDEX_KEYS.has(key)) throw unknownField(key);
     }
     for (const key of INDEX_KEYS) {
-      if (spec[key] !== undefined) checkString(key, spec[key]);
+      if (spec[key] !== undefined) checkText(key, spec[key]);
     }
     const refs = (["case_id", "external_id", "temporary_id"] as const).filter((k) => spec[k] !== undefined);
     if (refs.length !== 1) throw badInput("Indices must specify case_id, external_id, or temporary ID, and only one");
@@ -133,87 +172,76 @@ function parseProperties(raw: unknown): Record<string, string> {
     if (TOP_LEVEL.has(key)) throw badInput(`Error with case property '${key}'. This must be specified at the top level.`);
     // JSON objects cannot keep this name safely (it is the prototype accessor of every object).
     if (key === "__proto__") throw badInput(`Error with case property '${key}'. This name is reserved.`);
-    checkString(key, value);
+    checkText(key, value);
   }
   return raw as Record<string, string>;
 }
 
-/** One payload object to an action, or the first rule it breaks. */
-export function parseCaseAction(raw: unknown, context: WriteContext): CaseAction {
-  if (!isObject(raw)) throw badInput("Payload must be a JSON object");
-  const create = raw.create;
-  const allowed = allowedKeys(context, create, raw.case_id);
-  for (const key of Object.keys(raw)) {
-    if (!allowed.has(key)) throw badInput(`'${key}' is not a valid field.`);
+/** One item to an action, or the first rule it breaks. */
+export function caseAction(item: CaseItem, target: WriteTarget): CaseAction {
+  const allowed = allowedFields(target, item.create, item.caseId);
+  if (item.create !== undefined && !allowed.has("create")) throw unknownField("create");
+  if (item.caseId !== undefined && !allowed.has("case_id")) throw unknownField("case_id");
+  if (item.temporaryId !== undefined && !allowed.has("temporary_id")) throw unknownField("temporary_id");
+  for (const [field, name] of TEXT_FIELDS) {
+    if (item[field] !== undefined) checkText(name, item[field]);
   }
-  if (context.kind === "bulk" && create !== undefined && create !== null && typeof create !== "boolean") {
-    throw badInput(`'create' must be true, false or null, received '${pythonStr(create)}'`);
-  }
-  if (raw.close !== undefined && typeof raw.close !== "boolean") {
-    throw badInput(`'close' must be true or false, received '${pythonStr(raw.close)}'`);
-  }
-  for (const key of STRING_FIELDS) {
-    if (raw[key] !== undefined) checkString(key, raw[key]);
-  }
-  if (context.kind === "upsertExternal") checkString("external_id", context.externalId);
-  const caseId = raw.case_id as string | undefined;
-  const externalId = raw.external_id as string | undefined;
-  const action = classify(context, create, caseId, externalId);
+  if (target.kind === "upsert") checkText("external_id", target.externalId);
+  const { caseId, externalId } = item;
+  const action = classify(target, item.create, caseId, externalId);
   if (action === "create") {
-    for (const field of REQUIRED_ON_CREATE) {
-      if (raw[field] === undefined) throw badInput(`Property ${field} is required.`);
+    for (const [field, name] of REQUIRED_ON_CREATE) {
+      if (item[field] === undefined) throw badInput(`Property ${name} is required.`);
     }
     if (caseId !== undefined) throw badInput("You cannot specify case_id when creating a new case");
   }
   const fields: CaseFields = {
-    caseType: raw.case_type as string | undefined,
-    caseName: raw.case_name as string | undefined,
-    ownerId: raw.owner_id as string | undefined,
+    caseType: item.caseType,
+    caseName: item.caseName,
+    ownerId: item.ownerId,
     externalId,
-    properties: parseProperties(raw.properties),
-    indices: parseIndices(raw.indices),
-    close: raw.close === true,
+    properties: parseProperties(item.properties),
+    indices: parseIndices(item.indices),
+    close: item.close === true,
   };
-  for (const field of LENGTH_LIMITED) {
-    const value = raw[field];
-    if (typeof value === "string" && [...value].length > MAX_LENGTH) {
-      throw badInput(`'${field}' cannot be longer than ${MAX_LENGTH} characters.`);
-    }
+  for (const [field, name] of LENGTH_LIMITED) {
+    const value = item[field];
+    if (value !== undefined && [...value].length > MAX_LENGTH) throw badInput(`'${name}' cannot be longer than ${MAX_LENGTH} characters.`);
   }
   // PUT ext/{ext_id}/ stores the path's id as the case's external_id: the same limit applies.
-  if (context.kind === "upsertExternal" && [...context.externalId].length > MAX_LENGTH) {
+  if (target.kind === "upsert" && [...target.externalId].length > MAX_LENGTH) {
     throw badInput(`'external_id' cannot be longer than ${MAX_LENGTH} characters.`);
   }
   switch (action) {
     case "create":
-      return { action, temporaryId: raw.temporary_id as string | undefined, fields };
+      return { action, temporaryId: item.temporaryId, fields };
     case "upsert":
-      return { action, externalId: context.kind === "upsertExternal" ? context.externalId : externalId!, fields };
+      return { action, externalId: target.kind === "upsert" ? target.externalId : externalId!, fields };
     case "update-by-id":
-      return { action: "update", by: "case_id", caseId: context.kind === "update" ? context.caseId : caseId!, fields };
+      return { action: "update", by: "case_id", caseId: target.kind === "update" ? target.caseId : caseId!, fields };
     case "update-by-external":
       return { action: "update", by: "external_id", externalId: externalId!, fields };
   }
 }
 
 function classify(
-  context: WriteContext,
-  create: unknown,
+  target: WriteTarget,
+  create: boolean | null | undefined,
   caseId: string | undefined,
   externalId: string | undefined,
 ): "create" | "upsert" | "update-by-id" | "update-by-external" {
-  switch (context.kind) {
+  switch (target.kind) {
     case "create":
       return "create";
     case "update":
-      if (caseId !== undefined && caseId !== context.caseId) {
+      if (caseId !== undefined && caseId !== target.caseId) {
         throw badInput("The case_id in the body does not match the case_id in the URL");
       }
       return "update-by-id";
-    case "upsertExternal":
+    case "upsert":
       // The case is found and created under the path's id: another id in the body would make the
       // PUT create a new case on every repetition, which the contract forbids (idempotent).
-      if (externalId !== undefined && externalId !== context.externalId) {
+      if (externalId !== undefined && externalId !== target.externalId) {
         throw badInput("The external_id in the body does not match the external_id in the URL");
       }
       return "upsert";
@@ -233,17 +261,21 @@ function classify(
   }
 }
 
-/** The rows of a bulk body, or every row's first error joined as the contract says. */
-export function parseBulk(items: unknown[]): CaseAction[] {
-  if (items.length > MAX_BULK) {
+/**
+ * The rows of a list request: each read by the face (`read` may refuse a row for its own grammar)
+ * and checked by the rules; every row's first error, joined as the contract says.
+ */
+export function bulkActions<T>(rows: readonly T[], read: (row: T) => CaseItem): CaseAction[] {
+  if (rows.length > MAX_BULK) {
     throw badInput(`Payload too large: you cannot submit more than ${MAX_BULK} updates in a single request`);
   }
-  if (items.length === 0) throw badInput("Payload must include at least one case");
+  if (rows.length === 0) throw badInput("Payload must include at least one case");
+  const target: WriteTarget = { kind: "bulk" };
   const actions: CaseAction[] = [];
   const errors: string[] = [];
-  items.forEach((item, i) => {
+  rows.forEach((row, i) => {
     try {
-      actions.push(parseCaseAction(item, { kind: "bulk" }));
+      actions.push(caseAction(read(row), target));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       errors.push(`Error in row ${i + 1}: ${error.message}`);

@@ -1,0 +1,96 @@
+import { badInput } from "../errors.ts";
+import type { RangeOp } from "../util/dates.ts";
+import { isSelectionParam, parseFieldSelection, type FieldSelection } from "./case.fields.ts";
+import {
+  checkLimit,
+  DATE_FIELDS,
+  DEFAULT_LIMIT,
+  EXACT_FIELDS,
+  invalidLimit,
+  invalidParameter,
+  RANGE_OPS,
+  type CaseQuery,
+  type DateField,
+  type ExactField,
+} from "./case.query.ts";
+
+/**
+ * The query-string grammar of the Case API's reads (CONTRACT §2 "List", "Single and multi reads"):
+ * parameter names as the seed lists them, `limit` and `closed` as text, field selection. It turns
+ * the parameters into the typed `CaseQuery`, whose value rules the read service checks. Used by
+ * case.rest.ts only.
+ */
+
+export type Params = [string, string][];
+
+const FALSE_WORDS = new Set(["", "false", "f", "no", "n", "0"]);
+
+function parseClosed(value: string): boolean {
+  return !FALSE_WORDS.has(value.toLowerCase());
+}
+
+/** The last `limit` given must be a whole number; its maximum is checked here too, before field selection. */
+function parseLimit(values: string[] | undefined): number {
+  if (!values?.length) return DEFAULT_LIMIT;
+  const raw = values[values.length - 1];
+  if (!/^\s*\+?\d+\s*$/.test(raw) || Number(raw) < 1) throw invalidLimit(raw);
+  return checkLimit(Number(raw));
+}
+
+function group(params: Params): Map<string, string[]> {
+  const grouped = new Map<string, string[]>();
+  for (const [key, value] of params) {
+    const values = grouped.get(key);
+    if (values) values.push(value);
+    else grouped.set(key, [value]);
+  }
+  return grouped;
+}
+
+const isDateField = (name: string): name is DateField => (DATE_FIELDS as readonly string[]).includes(name);
+/** A list's includes, not `key in object`, which would also accept `toString`, `constructor`, `__proto__`…. */
+const isExactField = (name: string): name is ExactField => (EXACT_FIELDS as readonly string[]).includes(name);
+
+/** Checks every parameter name, in the order given, before any value is interpreted. */
+function checkNames(params: Params): void {
+  for (const [key] of params) {
+    if (isExactField(key) || key === "limit" || key === "closed" || isSelectionParam(key)) continue;
+    const dot = key.indexOf(".");
+    const head = dot < 0 ? key : key.slice(0, dot);
+    const tail = dot < 0 ? "" : key.slice(dot + 1);
+    if ((head === "properties" || head === "indices") && tail) continue;
+    if (isDateField(head) && dot >= 0) {
+      if (!(RANGE_OPS as readonly string[]).includes(tail)) throw badInput(`'${tail}' is not a valid type of date range.`);
+      continue;
+    }
+    throw invalidParameter(key);
+  }
+}
+
+/** The parameters of a list request without `cursor`: the query, and the field selection of its cases. */
+export function parseListParams(params: Params): { query: CaseQuery; selection: FieldSelection } {
+  checkNames(params);
+  const grouped = group(params);
+  const limit = parseLimit(grouped.get("limit"));
+  const selection = parseFieldSelection(params);
+  const query: CaseQuery = { limit, exact: {}, properties: new Map(), indices: new Map(), ranges: [] };
+  for (const [key, values] of grouped) {
+    if (isExactField(key)) query.exact[key] = values;
+    else if (key === "closed") query.closed = values.map(parseClosed);
+    else if (key.startsWith("properties.")) query.properties.set(key.slice("properties.".length), values);
+    else if (key.startsWith("indices.")) query.indices.set(key.slice("indices.".length), values);
+    else {
+      const [field, op] = key.split(".");
+      if (op && isDateField(field)) query.ranges.push({ field, op: op as RangeOp, values });
+    }
+  }
+  return { query, selection };
+}
+
+/** Single and multi reads and writes take only field selection (CONTRACT §2 "Single and multi reads"). */
+export function parseSelection(params: Params): FieldSelection {
+  for (const [key] of params) {
+    if (!isSelectionParam(key)) throw invalidParameter(key);
+  }
+  return parseFieldSelection(params);
+}
