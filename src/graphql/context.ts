@@ -1,19 +1,46 @@
+import type { AdminService } from "../admin/admin.service.ts";
 import { createAppLoaders, type AppLoaders } from "../apps/app.loaders.ts";
+import type { AppService } from "../apps/app.service.ts";
+import type { DomainDirectory } from "../auth/domains.ts";
+import type { CaseReads } from "../cases/case.read.service.ts";
+import type { CaseWrites } from "../cases/case.write.service.ts";
+import type { PubSub } from "../events/bus.ts";
+import type { LocationTypeService } from "../locations/location-type.service.ts";
+import type { LocationService } from "../locations/location.service.ts";
+import type { BlobStore } from "../multimedia/blob-store.ts";
+import type { MultimediaJobService } from "../multimedia/job.service.ts";
 import type { Principal } from "../auth/principal.ts";
 import { createCaseLoaders, type CaseLoaders } from "../cases/case.loaders.ts";
 import { createLocationLoaders, type LocationLoaders } from "../locations/location.loaders.ts";
 import { createMultimediaLoaders, type MultimediaLoaders } from "../multimedia/multimedia.loaders.ts";
 import { domainIdLoader } from "./domain-loader.ts";
-import type { Services } from "../services.ts";
+
+/**
+ * What resolvers use of the process's services, and nothing more: no database client, no job queue,
+ * no worker. The composition root's `Services` satisfies it.
+ */
+export interface ResolverServices {
+  admin: AdminService;
+  apps: AppService;
+  /** where an upload is spooled before the service reads it */
+  blobs: Pick<BlobStore, "tempDir">;
+  caseReads: CaseReads;
+  caseWrites: CaseWrites;
+  domains: DomainDirectory;
+  locations: LocationService;
+  locationTypes: LocationTypeService;
+  multimediaJobs: MultimediaJobService;
+  pubsub: PubSub;
+}
 
 /** What every resolver receives: the checked caller, the domain services, per-request loaders. */
 export interface GraphQLContext {
   principal: Principal;
-  services: Services;
+  services: ResolverServices;
   loaders: { cases: CaseLoaders; locations: LocationLoaders; apps: AppLoaders; multimedia: MultimediaLoaders };
 }
 
-export function createContext(principal: Principal, services: Services): GraphQLContext {
+export function createContext(principal: Principal, services: ResolverServices): GraphQLContext {
   const domainIds = domainIdLoader(services.domains);
   return {
     principal,

@@ -3,8 +3,8 @@ import type { Router } from "express";
 import type { GraphQLSchema } from "graphql";
 import type { Admission } from "../admission/admission.ts";
 import type { Principal } from "../auth/principal.ts";
-import type { Services } from "../services.ts";
-import { createContext } from "./context.ts";
+import type { Config } from "../config.ts";
+import { createContext, type ResolverServices } from "./context.ts";
 import { createHttpEndpoint } from "./http.ts";
 import { createWsEndpoint } from "./ws.ts";
 
@@ -21,7 +21,7 @@ export interface GraphQLEndpoint {
  */
 export async function createGraphQLEndpoint(
   schema: GraphQLSchema,
-  services: Services,
+  services: ResolverServices & { config: Config },
   httpServer: Server,
   admission: Admission,
 ): Promise<GraphQLEndpoint> {
