@@ -19,14 +19,17 @@ const LIMIT = 100;
 /** The custom query PostGraphile serves the filter through (created before PostGraphile starts). */
 export async function preparePeer(service: Service): Promise<void> {
   await service.call("sql", "CREATE SCHEMA IF NOT EXISTS bench_peer");
-  await service.call("sql", `
+  await service.call(
+    "sql",
+    `
     CREATE OR REPLACE FUNCTION bench_peer.filtered_cases(domain_id uuid, case_type text, property_name text,
                                                          property_value text, last_modified_gte timestamptz)
     RETURNS SETOF public.cases LANGUAGE sql STABLE AS $$
       SELECT * FROM public.cases c
       WHERE c.domain_id = $1 AND c.case_type = $2 AND c.properties @> jsonb_build_object($3, $4) AND c.last_modified >= $5
       ORDER BY c.indexed_on, c.id
-    $$`);
+    $$`,
+  );
 }
 
 const FIELDS_OURS = `caseId caseType caseName externalId ownerId dateOpened lastModified serverLastModified indexedOn
@@ -107,9 +110,12 @@ export async function caseFilter(ctx: DbContext): Promise<PartResult> {
     });
   }
   // the same number of matches everywhere
-  const matches = await graphql<{ cases: { totalCount: number } }>(`${base}/graphql`,
+  const matches = await graphql<{ cases: { totalCount: number } }>(
+    `${base}/graphql`,
     `query($domain: String!, $since: String!) { cases(domain: $domain, first: 1, filter: { caseType: ["patient"], properties: [{ name: "p3", values: ["district-5"] }], lastModified: { gte: $since } }) { totalCount } }`,
-    { domain, since }, authorization);
+    { domain, since },
+    authorization,
+  );
 
   const rows: string[][] = [];
   const figures: Record<string, number> = {};

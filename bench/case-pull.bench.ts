@@ -73,14 +73,18 @@ export async function casePull(ctx: DbContext): Promise<PartResult> {
   };
   const paths: [string, () => Promise<{ rows: number; ms: number }>][] = [
     ["REST", restPull],
-    ["GraphQL", () => pullConnection(async (after) =>
-      (await graphql<{ cases: Connection }>(`${base}/graphql`, OURS, { domain, after }, authorization)).cases)],
+    [
+      "GraphQL",
+      () => pullConnection(async (after) => (await graphql<{ cases: Connection }>(`${base}/graphql`, OURS, { domain, after }, authorization)).cases),
+    ],
     ["floor", () => ctx.service.call<{ rows: number; ms: number }>("floorPull", PAGE)],
   ];
   const peerEndpoint = ctx.peer?.ready.url;
   if (peerEndpoint) {
-    paths.push(["PostGraphile", () => pullConnection(async (after) =>
-      (await graphql<{ allCases: Connection }>(peerEndpoint, PEER, { domainId, after })).allCases)]);
+    paths.push([
+      "PostGraphile",
+      () => pullConnection(async (after) => (await graphql<{ allCases: Connection }>(peerEndpoint, PEER, { domainId, after })).allCases),
+    ]);
   }
   // Rounds interleave the paths, so that a change in the machine's load falls on all of them; each
   // path's figure is its median round.
@@ -100,17 +104,24 @@ export async function casePull(ctx: DbContext): Promise<PartResult> {
   const peer = peerEndpoint ? result("PostGraphile") : undefined;
 
   const line = (name: string, r: { rows: number; ms: number }, vsPeer: boolean) => [
-    name, int(rate(r.rows, r.ms)), (r.ms / 1000).toFixed(2), ratio(r.ms / floor.ms), vsPeer && peer ? ratio(r.ms / peer.ms) : "—",
+    name,
+    int(rate(r.rows, r.ms)),
+    (r.ms / 1000).toFixed(2),
+    ratio(r.ms / floor.ms),
+    vsPeer && peer ? ratio(r.ms / peer.ms) : "—",
   ];
   const markdown = [
     `### Case pull: ${ctx.cases.toLocaleString("en")} cases, pages of ${PAGE.toLocaleString("en")}`,
     "",
-    table(["Path", "Cases/s", "Seconds", "Time ÷ floor", "Time ÷ PostGraphile"], [
-      line("Ours, REST `next` links (limit=5000)", rest, true),
-      line("Ours, GraphQL `cases(first: 5000, after)`", gql, true),
-      line("Floor: keyset query through the driver, same JSON", floor, false),
-      ...(peer ? [line("PostGraphile 5, `allCases(first: 5000, after)`", peer, false)] : []),
-    ]),
+    table(
+      ["Path", "Cases/s", "Seconds", "Time ÷ floor", "Time ÷ PostGraphile"],
+      [
+        line("Ours, REST `next` links (limit=5000)", rest, true),
+        line("Ours, GraphQL `cases(first: 5000, after)`", gql, true),
+        line("Floor: keyset query through the driver, same JSON", floor, false),
+        ...(peer ? [line("PostGraphile 5, `allCases(first: 5000, after)`", peer, false)] : []),
+      ],
+    ),
     "",
     `Median of ${ROUNDS} rounds (the paths interleaved), after one untimed page through each. Every path returns all columns and the indices; ours and PostGraphile also the total count of each page's query. ` +
       (peer ? "" : "PostGraphile needs a PostgreSQL server (it speaks the wire protocol), so it is measured on PostgreSQL only."),

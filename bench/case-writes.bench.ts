@@ -9,22 +9,32 @@ import { clock, inParallel, int, rate, ratio } from "./lib/stats.ts";
 
 const CONCURRENT = 8;
 
-const properties = (i: number, round: string) =>
-  Object.fromEntries(Array.from({ length: 10 }, (_, p) => [`p${p}`, `v${p}-${i}-${round}`]));
+const properties = (i: number, round: string) => Object.fromEntries(Array.from({ length: 10 }, (_, p) => [`p${p}`, `v${p}-${i}-${round}`]));
 
 function createBody(set: string, r: number): string {
-  return JSON.stringify(Array.from({ length: 100 }, (_, i) => ({
-    create: true, case_type: "visit", case_name: `bulk ${set} ${r}-${i}`, owner_id: "owner-1",
-    external_id: `${set}-${r}-${i}`, properties: properties(i, "a"),
-  })));
+  return JSON.stringify(
+    Array.from({ length: 100 }, (_, i) => ({
+      create: true,
+      case_type: "visit",
+      case_name: `bulk ${set} ${r}-${i}`,
+      owner_id: "owner-1",
+      external_id: `${set}-${r}-${i}`,
+      properties: properties(i, "a"),
+    })),
+  );
 }
 
 /** Upserts of cases the create phase made: each item updates its case by external_id. */
 function upsertBody(set: string, r: number): string {
-  return JSON.stringify(Array.from({ length: 100 }, (_, i) => ({
-    case_type: "visit", case_name: `bulk ${set} ${r}-${i} again`, owner_id: "owner-2",
-    external_id: `${set}-${r}-${i}`, properties: properties(i, "b"),
-  })));
+  return JSON.stringify(
+    Array.from({ length: 100 }, (_, i) => ({
+      case_type: "visit",
+      case_name: `bulk ${set} ${r}-${i} again`,
+      owner_id: "owner-2",
+      external_id: `${set}-${r}-${i}`,
+      properties: properties(i, "b"),
+    })),
+  );
 }
 
 export async function caseWrites(ctx: DbContext): Promise<PartResult> {
@@ -63,12 +73,15 @@ export async function caseWrites(ctx: DbContext): Promise<PartResult> {
   const markdown = [
     `### Bulk writes: ${requests} requests of 100 cases (${cases.toLocaleString("en")} cases) each way`,
     "",
-    table(["Measure", "Ours (cases/s)", "Floor (cases/s)", "Time ÷ floor"], [
-      line("Creates, 1 client", measured.create1, floor1),
-      line(`Creates, ${CONCURRENT} clients`, measured.create8, floor8),
-      line("Upserts (each updates a case), 1 client", measured.upsert1, floor1),
-      line(`Upserts (each updates a case), ${CONCURRENT} clients`, measured.upsert8, floor8),
-    ]),
+    table(
+      ["Measure", "Ours (cases/s)", "Floor (cases/s)", "Time ÷ floor"],
+      [
+        line("Creates, 1 client", measured.create1, floor1),
+        line(`Creates, ${CONCURRENT} clients`, measured.create8, floor8),
+        line("Upserts (each updates a case), 1 client", measured.upsert1, floor1),
+        line(`Upserts (each updates a case), ${CONCURRENT} clients`, measured.upsert8, floor8),
+      ],
+    ),
     "",
     "Ours: `POST /a/bench/api/case/v2/` with a list of 100 items (authentication, validation, one transaction with the generated form and its form_cases rows, the response with all 100 cases). " +
       `Floor: one multi-row INSERT of 100 cases through the driver${ctx.kind === "postgres" ? ` (a pool of ${CONCURRENT} connections)` : " (PGlite has one connection: concurrent statements queue)"}; the same floor serves creates and upserts.`,

@@ -33,27 +33,52 @@ export async function locations(ctx: DbContext): Promise<PartResult> {
   };
 
   log("  locations: REST list, GraphQL list, descendants");
-  const rest = await time("REST list", PAGE, async () =>
-    (await getJson<{ objects: unknown[] }>(`${base}/a/${domain}/api/location/v2/?limit=${PAGE}&format=json`, authorization)).objects.length);
-  const gql = await time("GraphQL list", PAGE, async () =>
-    (await graphql<{ locations: { nodes: unknown[] } }>(`${base}/graphql`,
-      `query($domain: String!) { locations(domain: $domain, first: ${PAGE}) { totalCount nodes { ${FIELDS} } } }`,
-      { domain }, authorization)).locations.nodes.length);
-  const descendants = await time("descendants", count - 1, async () =>
-    (await graphql<{ location: { descendants: unknown[] } }>(`${base}/graphql`,
-      `query($domain: String!, $id: ID!) { location(domain: $domain, locationId: $id) { descendants { ${FIELDS} } } }`,
-      { domain, id: rootId }, authorization)).location.descendants.length);
+  const rest = await time(
+    "REST list",
+    PAGE,
+    async () =>
+      (await getJson<{ objects: unknown[] }>(`${base}/a/${domain}/api/location/v2/?limit=${PAGE}&format=json`, authorization)).objects.length,
+  );
+  const gql = await time(
+    "GraphQL list",
+    PAGE,
+    async () =>
+      (
+        await graphql<{ locations: { nodes: unknown[] } }>(
+          `${base}/graphql`,
+          `query($domain: String!) { locations(domain: $domain, first: ${PAGE}) { totalCount nodes { ${FIELDS} } } }`,
+          { domain },
+          authorization,
+        )
+      ).locations.nodes.length,
+  );
+  const descendants = await time(
+    "descendants",
+    count - 1,
+    async () =>
+      (
+        await graphql<{ location: { descendants: unknown[] } }>(
+          `${base}/graphql`,
+          `query($domain: String!, $id: ID!) { location(domain: $domain, locationId: $id) { descendants { ${FIELDS} } } }`,
+          { domain, id: rootId },
+          authorization,
+        )
+      ).location.descendants.length,
+  );
 
   const markdown = [
     `### Locations: a tree of ${count.toLocaleString("en")} (1 root, 10 regions, ${Math.floor(count / 100).toLocaleString("en")} districts, the rest villages)`,
     "",
     `Seeded in ${(seedMs / 1000).toFixed(1)} s. Median of ${repeats} runs after one warm-up.`,
     "",
-    table(["Request", "Locations", "Median (ms)", "Locations/s"], [
-      [`REST list, \`limit=${PAGE}&format=json\``, int(PAGE), ms(rest), int(rate(PAGE, rest))],
-      [`GraphQL \`locations(first: ${PAGE})\`, every field`, int(PAGE), ms(gql), int(rate(PAGE, gql))],
-      ["GraphQL `descendants` of the root, every field", int(count - 1), ms(descendants), int(rate(count - 1, descendants))],
-    ]),
+    table(
+      ["Request", "Locations", "Median (ms)", "Locations/s"],
+      [
+        [`REST list, \`limit=${PAGE}&format=json\``, int(PAGE), ms(rest), int(rate(PAGE, rest))],
+        [`GraphQL \`locations(first: ${PAGE})\`, every field`, int(PAGE), ms(gql), int(rate(PAGE, gql))],
+        ["GraphQL `descendants` of the root, every field", int(count - 1), ms(descendants), int(rate(count - 1, descendants))],
+      ],
+    ),
   ].join("\n");
   return { markdown, figures: { restMs: rest, gqlMs: gql, descendantsMs: descendants } };
 }

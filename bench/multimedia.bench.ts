@@ -98,7 +98,10 @@ async function measureUpload(file: string): Promise<number> {
 }
 
 const child = (...args: string[]) =>
-  execFileSync(process.execPath, ["--import", "tsx", import.meta.filename, ...args], { stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 20 }).toString();
+  execFileSync(process.execPath, ["--import", "tsx", import.meta.filename, ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 1 << 20,
+  }).toString();
 
 export async function multimedia(quick: boolean): Promise<PartResult> {
   const entries = quick ? 500 : 5000;
@@ -126,17 +129,28 @@ export async function multimedia(quick: boolean): Promise<PartResult> {
     const markdown = [
       `### Multimedia archive: ${mb.toFixed(0)} MB, ${entries.toLocaleString("en")} entries (one in ten deflated)`,
       "",
-      table(["Measure", "Ours", "`unzip -t`", "Ours ÷ unzip (throughput)"], [
-        ["Throughput (MB/s)", (mb / (ours.ms / 1000)).toFixed(0), (mb / (unzipMs / 1000)).toFixed(0), ratio(unzipMs / ours.ms)],
-        ["Peak RSS (MB)", (ours.peakRss / 2 ** 20).toFixed(0), "—", "—"],
-      ]),
+      table(
+        ["Measure", "Ours", "`unzip -t`", "Ours ÷ unzip (throughput)"],
+        [
+          ["Throughput (MB/s)", (mb / (ours.ms / 1000)).toFixed(0), (mb / (unzipMs / 1000)).toFixed(0), ratio(unzipMs / ours.ms)],
+          ["Peak RSS (MB)", (ours.peakRss / 2 ** 20).toFixed(0), "—", "—"],
+        ],
+      ),
       "",
       "Ours: the job's processor in a process of its own (stream each entry, hash sha256 and md5, sniff the content, match), progress and storage stubbed.",
       "",
-      table(["Upload of the same archive", "Time (ms)", "Throughput (MB/s)", "Peak RSS (MB)"], [
-        ["Response time of `POST {app_id}/multimedia/` (loopback, PGlite)", uploadMs.toFixed(0), (mb / (uploadMs / 1000)).toFixed(0), "—"],
-        ["of which the member check (inflate + CRC-32 of every member), alone", check.ms.toFixed(0), (mb / (check.ms / 1000)).toFixed(0), (check.peakRss / 2 ** 20).toFixed(0)],
-      ]),
+      table(
+        ["Upload of the same archive", "Time (ms)", "Throughput (MB/s)", "Peak RSS (MB)"],
+        [
+          ["Response time of `POST {app_id}/multimedia/` (loopback, PGlite)", uploadMs.toFixed(0), (mb / (uploadMs / 1000)).toFixed(0), "—"],
+          [
+            "of which the member check (inflate + CRC-32 of every member), alone",
+            check.ms.toFixed(0),
+            (mb / (check.ms / 1000)).toFixed(0),
+            (check.peakRss / 2 ** 20).toFixed(0),
+          ],
+        ],
+      ),
       "",
       "The upload answers once the body is on disk and every member's data is checked (CONTRACT §4: a corrupt ZIP is 400); " +
         `the check alone runs at ${ratio(unzipMs / check.ms)} of \`unzip -t\`'s throughput.`,

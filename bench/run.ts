@@ -11,7 +11,21 @@ import path from "node:path";
 import { caseFilter, preparePeer } from "./case-filter.bench.ts";
 import { casePull } from "./case-pull.bench.ts";
 import { caseWrites } from "./case-writes.bench.ts";
-import { DB_LABEL, log, machine, parseOptions, ROOT, startCluster, startPeer, startService, type DbContext, type DbKind, type PartResult, type Peer, type Service } from "./lib/harness.ts";
+import {
+  DB_LABEL,
+  log,
+  machine,
+  parseOptions,
+  ROOT,
+  startCluster,
+  startPeer,
+  startService,
+  type DbContext,
+  type DbKind,
+  type PartResult,
+  type Peer,
+  type Service,
+} from "./lib/harness.ts";
 import { seedCases } from "./lib/seed.ts";
 import { clock, ratio } from "./lib/stats.ts";
 import { locations } from "./locations.bench.ts";
@@ -78,10 +92,13 @@ if (wants("multimedia")) {
 
 const figure = (kind: DbKind, part: string, name: string) => results.get(kind)?.get(part)?.figures[name];
 const each = (part: string, name: string, format: (n: number) => string = ratio) =>
-  options.databases.map((k) => {
-    const n = figure(k, part, name);
-    return n === undefined ? undefined : `${format(n)} on ${DB_LABEL[k]}`;
-  }).filter(Boolean).join(", ") || "not measured in this run";
+  options.databases
+    .map((k) => {
+      const n = figure(k, part, name);
+      return n === undefined ? undefined : `${format(n)} on ${DB_LABEL[k]}`;
+    })
+    .filter(Boolean)
+    .join(", ") || "not measured in this run";
 const met = (part: string, names: string | string[], ok: (n: number) => boolean) => {
   const values = options.databases.flatMap((k) => [names].flat().map((name) => figure(k, part, name))).filter((n): n is number => n !== undefined);
   return values.length === 0 ? "" : values.every(ok) ? " **Met.**" : " **Missed.**";

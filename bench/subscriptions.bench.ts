@@ -27,16 +27,22 @@ export async function subscriptions(ctx: DbContext): Promise<PartResult> {
   log(`  subscriptions: ${subscribers} subscribers in ${PROCESSES} processes`);
   const children: Child<unknown>[] = [];
   const waiting = new Map<number, { arrivals: Arrival[]; done: (a: Arrival[]) => void }>();
-  const expect = (current: number) => new Promise<Arrival[]>((done) => {
-    const entry = waiting.get(current) ?? { arrivals: [], done };
-    entry.done = done;
-    waiting.set(current, entry);
-    if (entry.arrivals.length === PROCESSES) done(entry.arrivals);
-  });
+  const expect = (current: number) =>
+    new Promise<Arrival[]>((done) => {
+      const entry = waiting.get(current) ?? { arrivals: [], done };
+      entry.done = done;
+      waiting.set(current, entry);
+      if (entry.arrivals.length === PROCESSES) done(entry.arrivals);
+    });
   try {
     const connectStart = performance.now();
-    children.push(...await Promise.all(Array.from({ length: PROCESSES }, () =>
-      spawnChild(path.join(LIB, "subscriber-process.ts"), [wsUrl, authorization, domain, processingId, String(subscribers / PROCESSES)]))));
+    children.push(
+      ...(await Promise.all(
+        Array.from({ length: PROCESSES }, () =>
+          spawnChild(path.join(LIB, "subscriber-process.ts"), [wsUrl, authorization, domain, processingId, String(subscribers / PROCESSES)]),
+        ),
+      )),
+    );
     const connectMs = performance.now() - connectStart;
     for (const child of children) {
       child.onEvent((a: Arrival) => {
@@ -65,10 +71,13 @@ export async function subscriptions(ctx: DbContext): Promise<PartResult> {
       `Subscribers: ${PROCESSES} child processes, one WebSocket each (graphql-ws, credentials in \`connection_init\`); all connected and subscribed in ${(connectMs / 1000).toFixed(1)} s. ` +
         `Events travel ${ctx.kind === "postgres" ? "through PostgreSQL `NOTIFY`/`LISTEN`" : "through the in-process PubSub"}. Time from just before the progress write (an UPDATE of the job row, then the event) to delivery:`,
       "",
-      table(["Delivery", "p50 (ms)", "p99 (ms)", "max (ms)"], [
-        ["First subscriber", ms(percentile(first, 50)), ms(percentile(first, 99)), ms(Math.max(...first))],
-        [`Last of ${subscribers.toLocaleString("en")} subscribers`, ms(percentile(last, 50)), ms(percentile(last, 99)), ms(Math.max(...last))],
-      ]),
+      table(
+        ["Delivery", "p50 (ms)", "p99 (ms)", "max (ms)"],
+        [
+          ["First subscriber", ms(percentile(first, 50)), ms(percentile(first, 99)), ms(Math.max(...first))],
+          [`Last of ${subscribers.toLocaleString("en")} subscribers`, ms(percentile(last, 50)), ms(percentile(last, 99)), ms(Math.max(...last))],
+        ],
+      ),
     ].join("\n");
     return { markdown, figures: { lastP50: percentile(last, 50), lastP99: percentile(last, 99) } };
   } finally {

@@ -195,12 +195,20 @@ async function main(): Promise<boolean> {
               ...req,
               method: "POST",
               path: base,
-              body: JSON.stringify({ case_type: "visit", case_name: externalId, owner_id: "soak", external_id: externalId, properties: { n: String(seq) } }),
+              body: JSON.stringify({
+                case_type: "visit",
+                case_name: externalId,
+                owner_id: "soak",
+                external_id: externalId,
+                properties: { n: String(seq) },
+              }),
             };
           }
           if (kind === "list") return { ...req, method: "GET", path: `${base}?limit=20&case_type=seed&properties.district=north`, body: undefined };
           if (kind === "ext") {
-            const id = context.recent.length ? context.recent[Math.floor(Math.random() * context.recent.length)] : `seed-${Math.floor(Math.random() * 100)}`;
+            const id = context.recent.length
+              ? context.recent[Math.floor(Math.random() * context.recent.length)]
+              : `seed-${Math.floor(Math.random() * 100)}`;
             return { ...req, method: "GET", path: `${base}ext/${encodeURIComponent(id)}/`, body: undefined };
           }
           if (kind === "bulk") {
@@ -211,7 +219,9 @@ async function main(): Promise<boolean> {
             ...req,
             method: "POST",
             path: "/graphql",
-            body: JSON.stringify({ query: `{ cases(domain: "${tag}", first: 10, filter: { caseType: ["seed"] }) { totalCount nodes { caseId caseName } } }` }),
+            body: JSON.stringify({
+              query: `{ cases(domain: "${tag}", first: 10, filter: { caseType: ["seed"] }) { totalCount nodes { caseId caseName } } }`,
+            }),
           };
         },
         onResponse: (status: number, body: string, context: Context) => {
@@ -269,7 +279,8 @@ async function main(): Promise<boolean> {
   if (missing > 0 || mismatched > 0) failures.push(`lost writes: ${missing} acknowledged creates missing, ${mismatched} with another case id`);
   if (acknowledged.size === 0) failures.push("no write was acknowledged");
   if (middle.length === 0 || last.length === 0) failures.push("too few RSS samples to judge memory");
-  else if (growth > RSS_TOLERANCE) failures.push(`memory grew ${(growth * 100).toFixed(1)}% (last third vs middle third; limit ${RSS_TOLERANCE * 100}%)`);
+  else if (growth > RSS_TOLERANCE)
+    failures.push(`memory grew ${(growth * 100).toFixed(1)}% (last third vs middle third; limit ${RSS_TOLERANCE * 100}%)`);
   if (server.child.exitCode !== null) failures.push(`the server exited (${server.child.exitCode}):\n${server.output()}`);
 
   const lat = result.latency;

@@ -34,12 +34,7 @@ export class DomainError extends Error {
   /** response headers the error needs (WWW-Authenticate challenges, Allow, Retry-After) */
   readonly headers: Record<string, string | string[]>;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    extra: Record<string, unknown> = {},
-    headers: Record<string, string | string[]> = {},
-  ) {
+  constructor(code: ErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string | string[]> = {}) {
     super(message);
     this.name = "DomainError";
     this.code = code;
@@ -49,11 +44,9 @@ export class DomainError extends Error {
   }
 }
 
-export const badInput = (message: string, extra?: Record<string, unknown>) =>
-  new DomainError("BAD_USER_INPUT", message, extra);
+export const badInput = (message: string, extra?: Record<string, unknown>) => new DomainError("BAD_USER_INPUT", message, extra);
 export const notFound = (message: string) => new DomainError("NOT_FOUND", message);
-export const forbidden = (message = "You do not have permission to access this resource.") =>
-  new DomainError("FORBIDDEN", message);
+export const forbidden = (message = "You do not have permission to access this resource.") => new DomainError("FORBIDDEN", message);
 export const unauthenticated = (message = "Authentication credentials were not provided or are invalid.") =>
   new DomainError("UNAUTHENTICATED", message);
 

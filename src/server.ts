@@ -28,12 +28,7 @@ interface Family {
 
 function mountFamily(app: Express, admission: Admission, family: Family): void {
   const router = express.Router({ mergeParams: true });
-  router.use(
-    admit(admission),
-    family.routes,
-    unknownPath(family.shape),
-    restErrorHandler(family.shape),
-  );
+  router.use(admit(admission), family.routes, unknownPath(family.shape), restErrorHandler(family.shape));
   app.use(family.path, router);
 }
 

@@ -24,10 +24,13 @@ export function stopOnSignals(stop: () => Promise<void>, graceMs: number): void 
     if (firstAt === undefined) {
       firstAt = Date.now();
       log.info("stopping", { signal, graceSeconds: graceMs / 1000 });
-      setTimeout(() => {
-        log.error("stop did not finish in time; exiting");
-        process.exit(0);
-      }, longest(graceMs + AFTER_GRACE_MS));
+      setTimeout(
+        () => {
+          log.error("stop did not finish in time; exiting");
+          process.exit(0);
+        },
+        longest(graceMs + AFTER_GRACE_MS),
+      );
       stop().then(
         () => process.exit(0),
         (error: unknown) => {

@@ -30,8 +30,12 @@ export function parseOptions(argv: string[]): Options {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
   };
-  const databases: DbKind[] = args.has("--postgres") && !args.has("--pglite") ? ["postgres"]
-    : args.has("--pglite") && !args.has("--postgres") ? ["pglite"] : ["pglite", "postgres"];
+  const databases: DbKind[] =
+    args.has("--postgres") && !args.has("--pglite")
+      ? ["postgres"]
+      : args.has("--pglite") && !args.has("--postgres")
+        ? ["pglite"]
+        : ["pglite", "postgres"];
   return {
     quick: args.has("--quick"),
     databases,
@@ -56,7 +60,10 @@ export function machine(): string {
   } catch {
     // not Linux: os is enough
   }
-  const load = os.loadavg().map((l) => l.toFixed(2)).join(" ");
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
   return `${model}, ${os.availableParallelism()} cores, ${(memKb / 2 ** 20).toFixed(1)} GiB RAM, ${os.platform()} ${os.release()}, Node ${process.version}; load average at start ${load}`;
 }
 
@@ -67,7 +74,9 @@ export async function startCluster(): Promise<{ url: string; stop: () => void }>
     const dir = await mkdtemp(path.join(os.tmpdir(), "bench-pg-"));
     const port = String(45000 + Math.floor(Math.random() * 10000));
     try {
-      const url = execFileSync(script, ["start", dir, port], { stdio: ["ignore", "pipe", "pipe"] }).toString().trim();
+      const url = execFileSync(script, ["start", dir, port], { stdio: ["ignore", "pipe", "pipe"] })
+        .toString()
+        .trim();
       return { url, stop: () => execFileSync(script, ["stop", dir]) };
     } catch (error) {
       // most often the random port is taken: remove the cluster and try another

@@ -24,8 +24,12 @@ export interface Child<Ready> {
 export async function spawnChild<Ready>(file: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<Child<Ready>> {
   const child = fork(file, args, {
     // BENCH_CPU_PROF=DIR: every child writes a V8 CPU profile there (see bench/tools/cpuprofile-top.ts)
-    execArgv: ["--import", "tsx", "--max-old-space-size=2048",
-      ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
+    execArgv: [
+      "--import",
+      "tsx",
+      "--max-old-space-size=2048",
+      ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+    ],
     env: { ...process.env, ...options.env },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     serialization: "advanced",

@@ -52,12 +52,15 @@ await applyMigrations(db.adapterFactory);
 // 100,000 in the GraphQL cost model (1 + first × fields), which the default limit (50,000) refuses;
 // and the benchmark sends more requests per minute than the default rate limit allows (1,200), so
 // the limiter still counts every request (its cost is measured) but never refuses one.
-const services = await createServices(db, loadConfig({
-  LOG_LEVEL: "silent",
-  DATA_DIR: dataDir,
-  GRAPHQL_MAX_COST: "10000000",
-  RATE_LIMIT_REQUESTS: "1000000000",
-}));
+const services = await createServices(
+  db,
+  loadConfig({
+    LOG_LEVEL: "silent",
+    DATA_DIR: dataDir,
+    GRAPHQL_MAX_COST: "10000000",
+    RATE_LIMIT_REQUESTS: "1000000000",
+  }),
+);
 const root = { userId: "", username: "bench", isSuperuser: true, scheme: "apikey" as const };
 const domain = await services.admin.createDomain(root, "bench");
 await services.admin.createUser(root, {
@@ -103,10 +106,20 @@ async function floorPull(pageSize: number, maxPages = Infinity): Promise<{ rows:
     bytes += JSON.stringify({
       matching_records: page.length,
       cases: page.map((r) => ({
-        domain: "bench", case_id: r.id, case_type: r.case_type, case_name: r.case_name, external_id: r.external_id,
-        owner_id: r.owner_id, date_opened: date(r.date_opened), last_modified: date(r.last_modified),
-        server_last_modified: date(r.server_last_modified), indexed_on: date(r.indexed_on),
-        closed: r.closed, date_closed: date(r.date_closed), properties: r.properties, indices: byCase.get(r.id) ?? {},
+        domain: "bench",
+        case_id: r.id,
+        case_type: r.case_type,
+        case_name: r.case_name,
+        external_id: r.external_id,
+        owner_id: r.owner_id,
+        date_opened: date(r.date_opened),
+        last_modified: date(r.last_modified),
+        server_last_modified: date(r.server_last_modified),
+        indexed_on: date(r.indexed_on),
+        closed: r.closed,
+        date_closed: date(r.date_closed),
+        properties: r.properties,
+        indices: byCase.get(r.id) ?? {},
       })),
     }).length;
     rows += page.length;
@@ -124,8 +137,11 @@ async function floorInserts(requests: number, concurrency: number, prefix: strin
     const values: string[] = [];
     const params: unknown[] = [domain.id];
     for (let i = 0; i < 100; i++) {
-      params.push(`floor ${prefix} ${r}-${i}`, `f-${prefix}-${r}-${i}`,
-        JSON.stringify(Object.fromEntries(Array.from({ length: 10 }, (_, p) => [`p${p}`, `v${p}-${i}`]))));
+      params.push(
+        `floor ${prefix} ${r}-${i}`,
+        `f-${prefix}-${r}-${i}`,
+        JSON.stringify(Object.fromEntries(Array.from({ length: 10 }, (_, p) => [`p${p}`, `v${p}-${i}`]))),
+      );
       const n = params.length;
       values.push(`(gen_random_uuid(), $1::uuid, 'visit', $${n - 2}, $${n - 1}, 'o', now(), now(), now(), now(), $${n}::jsonb)`);
     }
@@ -136,9 +152,11 @@ async function floorInserts(requests: number, concurrency: number, prefix: strin
     );
   };
   const start = clock();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let r = next++; r < requests; r = next++) await insert(r);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let r = next++; r < requests; r = next++) await insert(r);
+    }),
+  );
   return { ms: clock() - start };
 }
 
@@ -163,7 +181,20 @@ const handlers = {
     await db.prisma.multimediaJob.create({
       data: { id, domainId: domain.id, appId, archiveKey: "none", total, status: "running", lockedBy: "bench", attempts: 1 },
     });
-    job = { id, attempt: "bench", domainId: domain.id, appId, status: "running", archiveKey: "none", current: 0, total, result: null, errors: [], attempts: 1, expiresAt: null };
+    job = {
+      id,
+      attempt: "bench",
+      domainId: domain.id,
+      appId,
+      status: "running",
+      archiveKey: "none",
+      current: 0,
+      total,
+      result: null,
+      errors: [],
+      attempts: 1,
+      expiresAt: null,
+    };
     return id;
   },
   /** One progress write (database row, then the event); the wall-clock time just before it. */

@@ -24,7 +24,9 @@ export const ratio = (n: number) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : 
 /** Runs `fn` with `concurrency` workers pulling indices 0..count-1. */
 export async function inParallel(count: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
-    for (let i = next++; i < count; i = next++) await fn(i);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      for (let i = next++; i < count; i = next++) await fn(i);
+    }),
+  );
 }

@@ -1,7 +1,11 @@
 /** Prints the functions with the most self time in a V8 .cpuprofile (node --cpu-prof): file [count]. */
 import { readFileSync } from "node:fs";
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
 const [file, count = "30"] = process.argv.slice(2);
 const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -15,11 +19,18 @@ profile.samples.forEach((id, i) => {
   const short = url.replace(/^.*node_modules\//, "~/").replace(/^file:\/\/.*\/main\//, "");
   const key = `${functionName || "(anonymous)"} ${short}:${lineNumber + 1}`;
   self.set(key, (self.get(key) ?? 0) + dt);
-  const pkg = url.includes("node_modules/") ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, "$1") : url ? short.split("/").slice(0, 2).join("/") : functionName;
+  const pkg = url.includes("node_modules/")
+    ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, "$1")
+    : url
+      ? short.split("/").slice(0, 2).join("/")
+      : functionName;
   byFile.set(pkg, (byFile.get(pkg) ?? 0) + dt);
 });
 const show = (m: Map<string, number>, n: number) =>
-  [...m].sort((a, b) => b[1] - a[1]).slice(0, n).forEach(([k, v]) => console.log(`${(v / 1000).toFixed(0).padStart(7)} ms ${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`));
+  [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .forEach(([k, v]) => console.log(`${(v / 1000).toFixed(0).padStart(7)} ms ${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`));
 console.log(`total ${(total / 1000).toFixed(0)} ms\n-- by package/folder`);
 show(byFile, 25);
 console.log("-- by function (self)");

@@ -32,16 +32,26 @@ const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-profile-"));
 const services = await createServices(db, loadConfig({ LOG_LEVEL: "silent", DATA_DIR: dataDir }));
 const root = { userId: "", username: "bench", isSuperuser: true, scheme: "apikey" as const };
 const domain = await services.admin.createDomain(root, "bench");
-const user = await services.admin.createUser(root, { username: "bench", password: "bench-password", domain: "bench", permissions: ["access_api", "edit_data"] });
+const user = await services.admin.createUser(root, {
+  username: "bench",
+  password: "bench-password",
+  domain: "bench",
+  permissions: ["access_api", "edit_data"],
+});
 const { key } = await services.admin.createApiKey(root, "bench");
 const principal = { userId: (user as { id: string }).id, username: "bench", isSuperuser: false, scheme: "apikey" as const };
 const server = await buildServer(services);
 const base = await server.listen(0, "127.0.0.1");
 
-const items = (set: string, r: number, create: boolean) => Array.from({ length: 100 }, (_, i) => ({
-  ...(create ? { create: true } : {}), case_type: "visit", case_name: `c ${set} ${r}-${i}`, owner_id: "o",
-  external_id: `${set}-${r}-${i}`, properties: Object.fromEntries(Array.from({ length: 10 }, (_, p) => [`p${p}`, `v${p}-${i}-${create}`])),
-}));
+const items = (set: string, r: number, create: boolean) =>
+  Array.from({ length: 100 }, (_, i) => ({
+    ...(create ? { create: true } : {}),
+    case_type: "visit",
+    case_name: `c ${set} ${r}-${i}`,
+    owner_id: "o",
+    external_id: `${set}-${r}-${i}`,
+    properties: Object.fromEntries(Array.from({ length: 10 }, (_, p) => [`p${p}`, `v${p}-${i}-${create}`])),
+  }));
 const time = async (name: string, fn: (r: number) => Promise<unknown>) => {
   await fn(-1);
   const start = performance.now();
@@ -64,21 +74,39 @@ if (cluster && process.argv.includes("--statements")) {
     await fn();
     await db.prisma.$executeRawUnsafe("ALTER SYSTEM RESET log_min_duration_statement");
     await db.prisma.$queryRawUnsafe("SELECT pg_reload_conf()");
-    const lines = (await readFile(logFile, "utf8")).slice(before).split("\n").filter((l) => /LOG:  duration/.test(l));
+    const lines = (await readFile(logFile, "utf8"))
+      .slice(before)
+      .split("\n")
+      .filter((l) => /LOG:  duration/.test(l));
     console.log(`--- ${name}: ${lines.length} statements`);
-    for (const l of lines) console.log(l.replace(/^.*?LOG:\s+/, "").replace(/\s+/g, " ").slice(0, 160));
+    for (const l of lines)
+      console.log(
+        l
+          .replace(/^.*?LOG:\s+/, "")
+          .replace(/\s+/g, " ")
+          .slice(0, 160),
+      );
   };
-  const http1 = (body: unknown) => fetch(`${base}/a/bench/api/case/v2/`, {
-    method: "POST", headers: { Authorization: `ApiKey bench:${key}`, "Content-Type": "application/json" }, body: JSON.stringify(body),
-  }).then((res) => res.text());
+  const http1 = (body: unknown) =>
+    fetch(`${base}/a/bench/api/case/v2/`, {
+      method: "POST",
+      headers: { Authorization: `ApiKey bench:${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    }).then((res) => res.text());
   await show("HTTP create", () => http1(items("log", 0, true)));
   await show("HTTP upsert", () => http1(items("log", 0, false)));
 }
 await time("service create", (r) => serviceWrite(items("s", r, true)));
 await time("service upsert", (r) => serviceWrite(items("s", r, false)));
-const http = (body: unknown) => fetch(`${base}/a/bench/api/case/v2/`, {
-  method: "POST", headers: { Authorization: `ApiKey bench:${key}`, "Content-Type": "application/json" }, body: JSON.stringify(body),
-}).then(async (res) => { if (res.status !== 200) throw new Error(await res.text()); return res.text(); });
+const http = (body: unknown) =>
+  fetch(`${base}/a/bench/api/case/v2/`, {
+    method: "POST",
+    headers: { Authorization: `ApiKey bench:${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  }).then(async (res) => {
+    if (res.status !== 200) throw new Error(await res.text());
+    return res.text();
+  });
 await time("HTTP create", (r) => http(items("h", r, true)));
 await time("HTTP upsert", (r) => http(items("h", r, false)));
 if (process.argv.includes("--events-off")) {
@@ -99,7 +127,10 @@ await time("floor (one multi-row INSERT)", async (r) => {
     params.push(`floor ${r}-${i}`, JSON.stringify(Object.fromEntries(Array.from({ length: 10 }, (_, p) => [`p${p}`, `v${p}-${i}`]))));
     values.push(`(gen_random_uuid(), $1::uuid, 'visit', $${params.length - 1}, 'o', now(), now(), now(), now(), $${params.length}::jsonb)`);
   }
-  await query(`INSERT INTO cases (id, domain_id, case_type, case_name, owner_id, date_opened, last_modified, server_last_modified, indexed_on, properties) VALUES ${values.join(",")}`, params);
+  await query(
+    `INSERT INTO cases (id, domain_id, case_type, case_name, owner_id, date_opened, last_modified, server_last_modified, indexed_on, properties) VALUES ${values.join(",")}`,
+    params,
+  );
 });
 await pool?.end();
 await server.close();

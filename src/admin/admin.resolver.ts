@@ -36,18 +36,12 @@ export class AdminResolver {
   }
 
   @Query(() => [UserType], { description: "superuser only; members of `domain` when given" })
-  users(
-    @Arg("domain", () => String, { nullable: true }) domain: string | null,
-    @Ctx() { principal, services }: GraphQLContext,
-  ): Promise<UserType[]> {
+  users(@Arg("domain", () => String, { nullable: true }) domain: string | null, @Ctx() { principal, services }: GraphQLContext): Promise<UserType[]> {
     return services.admin.listUsers(principal, domain);
   }
 
   @Query(() => [ApiKeyType], { description: "superuser only" })
-  async apiKeys(
-    @Arg("username", () => String) username: string,
-    @Ctx() { principal, services }: GraphQLContext,
-  ): Promise<ApiKeyType[]> {
+  async apiKeys(@Arg("username", () => String) username: string, @Ctx() { principal, services }: GraphQLContext): Promise<ApiKeyType[]> {
     return (await services.admin.listApiKeys(principal, username)).map(apiKey);
   }
 
@@ -59,10 +53,7 @@ export class AdminResolver {
   @Mutation(() => UserType, {
     description: "creates the user, or sets the password of an existing one; grants `permissions` in `domain`",
   })
-  createUser(
-    @Arg("input", () => CreateUserInput) input: CreateUserInput,
-    @Ctx() { principal, services }: GraphQLContext,
-  ): Promise<UserType> {
+  createUser(@Arg("input", () => CreateUserInput) input: CreateUserInput, @Ctx() { principal, services }: GraphQLContext): Promise<UserType> {
     return services.admin.createUser(principal, input);
   }
 
@@ -120,10 +111,7 @@ export class AdminResolver {
   }
 
   @Mutation(() => Int, { description: "revokes every OAuth token of the user; returns how many" })
-  revokeOAuthTokens(
-    @Arg("username", () => String) username: string,
-    @Ctx() { principal, services }: GraphQLContext,
-  ): Promise<number> {
+  revokeOAuthTokens(@Arg("username", () => String) username: string, @Ctx() { principal, services }: GraphQLContext): Promise<number> {
     return services.admin.revokeOAuthTokens(principal, username);
   }
 }

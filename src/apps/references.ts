@@ -13,9 +13,22 @@ export interface Reference {
 export type MediaType = "image" | "audio" | "video";
 
 const EXTENSIONS: Record<string, MediaType> = {
-  png: "image", jpg: "image", jpeg: "image", gif: "image", bmp: "image", svg: "image", webp: "image",
-  mp3: "audio", wav: "audio", ogg: "audio", m4a: "audio", amr: "audio",
-  mp4: "video", mov: "video", avi: "video", webm: "video",
+  png: "image",
+  jpg: "image",
+  jpeg: "image",
+  gif: "image",
+  bmp: "image",
+  svg: "image",
+  webp: "image",
+  mp3: "audio",
+  wav: "audio",
+  ogg: "audio",
+  m4a: "audio",
+  amr: "audio",
+  mp4: "video",
+  mov: "video",
+  avi: "video",
+  webm: "video",
 };
 
 const FOLDER = /\/(image|audio|video)\//i;

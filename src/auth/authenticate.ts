@@ -27,11 +27,7 @@ export class Authenticator {
   ) {}
 
   challenges(stale = false): string[] {
-    return [
-      `Basic realm="${this.realm}", charset="UTF-8"`,
-      ...this.digest.challenges(stale),
-      `Bearer realm="${this.realm}", scope="access_apis"`,
-    ];
+    return [`Basic realm="${this.realm}", charset="UTF-8"`, ...this.digest.challenges(stale), `Bearer realm="${this.realm}", scope="access_apis"`];
   }
 
   /**
@@ -69,10 +65,7 @@ export class Authenticator {
     return user?.isActive ? user : null;
   }
 
-  private principal(
-    user: { id: string; username: string; isSuperuser: boolean },
-    scheme: Principal["scheme"],
-  ): Principal {
+  private principal(user: { id: string; username: string; isSuperuser: boolean }, scheme: Principal["scheme"]): Principal {
     return { userId: user.id, username: user.username, isSuperuser: user.isSuperuser, scheme };
   }
 

@@ -16,9 +16,7 @@ export interface DigestUser {
   digestHa1Sha256: string;
 }
 
-export type DigestOutcome =
-  | { ok: true; username: string }
-  | { ok: false; stale: boolean };
+export type DigestOutcome = { ok: true; username: string } | { ok: false; stale: boolean };
 
 const ALGORITHMS: DigestAlgorithm[] = ["SHA-256", "MD5"];
 

@@ -28,10 +28,7 @@ export interface DomainRef {
 }
 
 export function satisfies(granted: readonly string[], requirement: Requirement): boolean {
-  return (
-    requirement.all.every((p) => granted.includes(p)) &&
-    (!requirement.anyOf || requirement.anyOf.some((p) => granted.includes(p)))
-  );
+  return requirement.all.every((p) => granted.includes(p)) && (!requirement.anyOf || requirement.anyOf.some((p) => granted.includes(p)));
 }
 
 /**
@@ -42,10 +39,12 @@ export function satisfies(granted: readonly string[], requirement: Requirement):
 export async function authorize(prisma: Prisma, principal: Principal, domainName: string, access: Access): Promise<DomainRef> {
   // A name PostgreSQL text cannot hold (NUL; unpaired surrogates, which PGlite may even fail to
   // encode) names no domain: answer as for an unknown one.
-  const domain = !isStorableText(domainName) ? null : await prisma.domain.findUnique({
-    where: { name: domainName },
-    select: { id: true, name: true, memberships: { where: { userId: principal.userId }, select: { permissions: true } } },
-  });
+  const domain = !isStorableText(domainName)
+    ? null
+    : await prisma.domain.findUnique({
+        where: { name: domainName },
+        select: { id: true, name: true, memberships: { where: { userId: principal.userId }, select: { permissions: true } } },
+      });
   if (principal.isSuperuser) {
     if (!domain) throw new DomainError("NOT_FOUND", `Domain '${domainName}' not found`);
     return { id: domain.id, name: domain.name };

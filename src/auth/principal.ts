@@ -7,14 +7,7 @@ export interface Principal {
 }
 
 /** The permission names of CONTRACT §1, as stored on memberships and given to createUser. */
-export const PERMISSIONS = [
-  "access_api",
-  "view_data",
-  "edit_data",
-  "view_locations",
-  "edit_locations",
-  "edit_apps",
-] as const;
+export const PERMISSIONS = ["access_api", "view_data", "edit_data", "view_locations", "edit_locations", "edit_apps"] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export function isPermission(value: string): value is Permission {

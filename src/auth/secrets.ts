@@ -5,9 +5,7 @@ import { createHash, randomBytes, scrypt, timingSafeEqual, type BinaryLike, type
 const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 32 };
 
 function scryptAsync(password: BinaryLike, salt: BinaryLike, keyLength: number, options: ScryptOptions) {
-  return new Promise<Buffer>((resolve, reject) =>
-    scrypt(password, salt, keyLength, options, (error, key) => (error ? reject(error) : resolve(key))),
-  );
+  return new Promise<Buffer>((resolve, reject) => scrypt(password, salt, keyLength, options, (error, key) => (error ? reject(error) : resolve(key))));
 }
 
 /** A slow salted hash, self-describing so that its parameters can change later. */

@@ -14,20 +14,36 @@ export const MAX_BULK = 100;
 const MAX_LENGTH = 255;
 /** Names a property may not take, because they are fields of the case itself. */
 const TOP_LEVEL = new Set([
-  "domain", "case_id", "case_type", "case_name", "external_id", "owner_id", "date_opened", "last_modified",
-  "server_last_modified", "indexed_on", "closed", "date_closed", "properties", "indices", "close", "create",
-  "temporary_id", "user_id", "date_modified",
+  "domain",
+  "case_id",
+  "case_type",
+  "case_name",
+  "external_id",
+  "owner_id",
+  "date_opened",
+  "last_modified",
+  "server_last_modified",
+  "indexed_on",
+  "closed",
+  "date_closed",
+  "properties",
+  "indices",
+  "close",
+  "create",
+  "temporary_id",
+  "user_id",
+  "date_modified",
 ]);
 const INDEX_KEYS = new Set(["case_id", "external_id", "temporary_id", "case_type", "relationship"]);
 export const RELATIONSHIPS = ["child", "extension"] as const;
 
 /** What a write request names besides its items: it decides which fields an item may carry and what it means. */
 export type WriteTarget =
-  | { kind: "create" }                      // REST POST with an object; GraphQL createCase
-  | { kind: "update"; caseId: string }      // REST PUT {case_id}; GraphQL updateCase
-  | { kind: "upsert"; externalId: string }  // REST PUT ext/{ext_id}/; GraphQL upsertCase
-  | { kind: "put" }                         // REST PUT '' with an object: by its case_id or external_id
-  | { kind: "bulk" };                       // an item of a list (REST POST/PUT list; GraphQL bulkWriteCases)
+  | { kind: "create" } // REST POST with an object; GraphQL createCase
+  | { kind: "update"; caseId: string } // REST PUT {case_id}; GraphQL updateCase
+  | { kind: "upsert"; externalId: string } // REST PUT ext/{ext_id}/; GraphQL upsertCase
+  | { kind: "put" } // REST PUT '' with an object: by its case_id or external_id
+  | { kind: "bulk" }; // an item of a list (REST POST/PUT list; GraphQL bulkWriteCases)
 
 /**
  * One write item as a face gives it: typed fields, not yet checked. Properties and indices are
@@ -50,10 +66,7 @@ export interface CaseItem {
   close?: boolean;
 }
 
-export type IndexRef =
-  | { by: "case_id"; value: string }
-  | { by: "external_id"; value: string }
-  | { by: "temporary_id"; value: string };
+export type IndexRef = { by: "case_id"; value: string } | { by: "external_id"; value: string } | { by: "temporary_id"; value: string };
 
 export interface IndexChange {
   name: string;
@@ -106,8 +119,7 @@ export const unknownField = (key: string) => badInput(`'${key}' is not a valid f
 export function allowedFields(target: WriteTarget, create: unknown, caseId: unknown): Set<string> {
   const keys = new Set(["case_type", "case_name", "owner_id", "external_id", "properties", "indices", "close"]);
   const creating = target.kind === "create" || (target.kind === "bulk" && create === true);
-  const updating =
-    target.kind === "update" || (target.kind === "bulk" && create === false) || (target.kind === "put" && caseId !== undefined);
+  const updating = target.kind === "update" || (target.kind === "bulk" && create === false) || (target.kind === "put" && caseId !== undefined);
   if (target.kind !== "create") keys.add("case_id");
   if (target.kind === "bulk") keys.add("create");
   if (!updating) keys.add("temporary_id");

@@ -5,10 +5,7 @@ import { isObject } from "../util/json.ts";
  * Field selection (`fields`, `exclude`, their dotted forms such as `fields.properties=a,b`),
  * applied to each case in every response that carries cases, never to envelopes.
  */
-export type FieldSelection =
-  | { mode: "all" }
-  | { mode: "fields"; paths: string[][] }
-  | { mode: "exclude"; paths: string[][] };
+export type FieldSelection = { mode: "all" } | { mode: "fields"; paths: string[][] } | { mode: "exclude"; paths: string[][] };
 
 export const ALL_FIELDS: FieldSelection = { mode: "all" };
 
@@ -26,7 +23,10 @@ export function parseFieldSelection(params: Iterable<[string, string]>): FieldSe
     const mode = (dot < 0 ? key : key.slice(0, dot)) as "fields" | "exclude";
     const prefix = dot < 0 ? [] : key.slice(dot + 1).split(".");
     seen.add(mode);
-    for (const name of value.split(",").map((n) => n.trim()).filter(Boolean)) {
+    for (const name of value
+      .split(",")
+      .map((n) => n.trim())
+      .filter(Boolean)) {
       paths[mode].push([...prefix, ...name.split(".")]);
     }
   }

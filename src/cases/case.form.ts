@@ -31,7 +31,16 @@ export interface FormMeta {
 // 100-case bulk write the generic builder cost about as much as the rest of the request's own code.
 // \r is written as a character reference because XML parsers turn a literal one into \n; in
 // attribute values they also turn tabs and newlines into spaces, so those are references there.
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;", "\r": "&#13;", "\n": "&#10;", "\t": "&#9;" };
+const ESCAPES: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&apos;",
+  "\r": "&#13;",
+  "\n": "&#10;",
+  "\t": "&#9;",
+};
 const escape = (value: string) => value.replace(/[&<>"'\r]/g, (c) => ESCAPES[c]!);
 const escapeAttribute = (value: string) => value.replace(/[&<>"'\r\n\t]/g, (c) => ESCAPES[c]!);
 const attribute = (name: string, value: string) => ` ${name}="${escapeAttribute(value)}"`;
@@ -43,7 +52,8 @@ const leaf = (name: string, value: string | undefined) => (value === undefined ?
 function block(b: CaseBlock, meta: FormMeta, dateModified: string): string {
   const { fields } = b;
   let content = "";
-  if (b.created) content += element("create", leaf("case_type", fields.caseType) + leaf("case_name", fields.caseName) + leaf("owner_id", fields.ownerId));
+  if (b.created)
+    content += element("create", leaf("case_type", fields.caseType) + leaf("case_name", fields.caseName) + leaf("owner_id", fields.ownerId));
   let update = "";
   if (!b.created) update += leaf("case_type", fields.caseType) + leaf("case_name", fields.caseName) + leaf("owner_id", fields.ownerId);
   update += leaf("external_id", fields.externalId);
@@ -51,20 +61,34 @@ function block(b: CaseBlock, meta: FormMeta, dateModified: string): string {
   if (update) content += `<update>${update}</update>`;
   const indices = Object.entries(b.indices);
   if (indices.length) {
-    content += element("index", indices.map(([name, target]) => target
-      ? element(name, escape(target.caseId), attribute("case_type", target.caseType) + attribute("relationship", target.relationship))
-      : element(name, "", attribute("case_type", ""))).join(""));
+    content += element(
+      "index",
+      indices
+        .map(([name, target]) =>
+          target
+            ? element(name, escape(target.caseId), attribute("case_type", target.caseType) + attribute("relationship", target.relationship))
+            : element(name, "", attribute("case_type", "")),
+        )
+        .join(""),
+    );
   }
   if (fields.close) content += "<close/>";
-  return element("case", content,
-    attribute("xmlns", CASE_XMLNS) + attribute("case_id", b.caseId) + attribute("date_modified", dateModified) + attribute("user_id", meta.userId));
+  return element(
+    "case",
+    content,
+    attribute("xmlns", CASE_XMLNS) + attribute("case_id", b.caseId) + attribute("date_modified", dateModified) + attribute("user_id", meta.userId),
+  );
 }
 
 export function formXml(blocks: CaseBlock[], meta: FormMeta): string {
   const time = caseDate(meta.receivedOn);
   let cases = "";
   for (const b of blocks) cases += block(b, meta, time);
-  const metaXml = leaf("instanceID", meta.formId) + leaf("timeEnd", time) + leaf("userID", meta.userId) +
-    leaf("username", meta.username) + leaf("deviceID", meta.deviceId);
+  const metaXml =
+    leaf("instanceID", meta.formId) +
+    leaf("timeEnd", time) +
+    leaf("userID", meta.userId) +
+    leaf("username", meta.username) +
+    leaf("deviceID", meta.deviceId);
   return element("data", cases + element("meta", metaXml), attribute("xmlns", CASE_API_XMLNS));
 }

@@ -181,7 +181,9 @@ export class CaseRepository {
   private async withIndices(domainName: string, rows: CaseRow[]): Promise<CaseRecord[]> {
     const byCase = new Map<string, CaseIndexRecord[]>();
     if (rows.length) {
-      const indexRows = await this.db.$queryRaw<{ case_id: string; name: string; referenced_id: string; referenced_type: string; relationship: string }[]>`
+      const indexRows = await this.db.$queryRaw<
+        { case_id: string; name: string; referenced_id: string; referenced_type: string; relationship: string }[]
+      >`
         SELECT case_id, name, referenced_id, referenced_type, relationship FROM case_indices
         WHERE case_id = ANY(${rows.map((r) => r.id)}::uuid[])`;
       for (const i of indexRows) {
@@ -212,4 +214,3 @@ function toRecord(domainName: string, r: CaseRow, indices: CaseIndexRecord[]): C
     indices,
   };
 }
-

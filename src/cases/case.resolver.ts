@@ -155,11 +155,7 @@ export class CaseResolver {
   }
 
   @Query(() => FormType, { nullable: true })
-  async form(
-    @Arg("domain", () => String) domain: string,
-    @Arg("id", () => ID) id: string,
-    @Ctx() ctx: GraphQLContext,
-  ): Promise<FormType | null> {
+  async form(@Arg("domain", () => String) domain: string, @Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<FormType | null> {
     return (await ctx.services.caseReads.in(ctx.principal, domain)).form(id);
   }
 
@@ -248,17 +244,26 @@ export class CaseResolver {
     return indexTarget(c, "host", ctx);
   }
 
-  @FieldResolver(() => [CaseType], { description: "cases that index this one with relationship child", complexity: ({ childComplexity }) => 10 * childComplexity })
+  @FieldResolver(() => [CaseType], {
+    description: "cases that index this one with relationship child",
+    complexity: ({ childComplexity }) => 10 * childComplexity,
+  })
   async children(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<CaseNode[]> {
     return (await ctx.loaders.cases.related(c.domain, c.caseId, "child")).map(toNode);
   }
 
-  @FieldResolver(() => [CaseType], { description: "cases that index this one with relationship extension", complexity: ({ childComplexity }) => 10 * childComplexity })
+  @FieldResolver(() => [CaseType], {
+    description: "cases that index this one with relationship extension",
+    complexity: ({ childComplexity }) => 10 * childComplexity,
+  })
   async extensions(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<CaseNode[]> {
     return (await ctx.loaders.cases.related(c.domain, c.caseId, "extension")).map(toNode);
   }
 
-  @FieldResolver(() => [FormType], { description: "the forms that wrote this case, oldest first", complexity: ({ childComplexity }) => 5 * childComplexity })
+  @FieldResolver(() => [FormType], {
+    description: "the forms that wrote this case, oldest first",
+    complexity: ({ childComplexity }) => 5 * childComplexity,
+  })
   async forms(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<FormType[]> {
     return ctx.loaders.cases.forms(c.domain, c.caseId);
   }
@@ -285,4 +290,3 @@ export class CaseIndexResolver {
     return target ? toNode(target) : null;
   }
 }
-

@@ -82,10 +82,7 @@ export class CaseWrites {
       // A request of creates that name no existing case reads nothing: its one statement is atomic
       // by itself, so it needs no interactive transaction (two round trips fewer).
       const cases = needsReads(actions)
-        ? await this.prisma.$transaction(
-            (tx) => this.applyInTransaction(tx, domain, actions, meta, rowError),
-            { timeout: 60_000, maxWait: 30_000 },
-          )
+        ? await this.prisma.$transaction((tx) => this.applyInTransaction(tx, domain, actions, meta, rowError), { timeout: 60_000, maxWait: 30_000 })
         : await this.applyInTransaction(this.prisma, domain, actions, meta, rowError);
       for (const c of cases) {
         const event: CaseChangedEvent = { domain: domain.name, caseId: c.id, caseType: c.caseType, formId: meta.formId };
@@ -202,7 +199,11 @@ export class CaseWrites {
   ): Planned[] {
     const createdByExternal = new Map<string, string>();
     const requireCreateFields = (fields: CaseFields) => {
-      for (const [key, value] of [["case_type", fields.caseType], ["case_name", fields.caseName], ["owner_id", fields.ownerId]] as const) {
+      for (const [key, value] of [
+        ["case_type", fields.caseType],
+        ["case_name", fields.caseName],
+        ["owner_id", fields.ownerId],
+      ] as const) {
         if (value === undefined) throw badInput(`Property ${key} is required.`);
       }
     };
@@ -361,13 +362,7 @@ function formRow(domain: DomainRef, meta: FormMeta) {
 }
 
 /** The case after one action: created fresh, or the previous state with the changes merged in. */
-function applyChange(
-  previous: CaseRecord | undefined,
-  p: Planned,
-  indices: CaseBlock["indices"],
-  domainName: string,
-  now: Date,
-): CaseRecord {
+function applyChange(previous: CaseRecord | undefined, p: Planned, indices: CaseBlock["indices"], domainName: string, now: Date): CaseRecord {
   const f = p.fields;
   const base: CaseRecord = previous ?? {
     id: p.caseId,

@@ -1,11 +1,7 @@
 import { readFile, readdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
-import {
-  bindMigrationAwareSqlAdapterFactory,
-  type SqlDriverAdapter,
-  type SqlMigrationAwareDriverAdapterFactory,
-} from "@prisma/driver-adapter-utils";
+import { bindMigrationAwareSqlAdapterFactory, type SqlDriverAdapter, type SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 
 /**
  * Prisma's `migrate deploy` and `migrate diff`, driven through the WASM schema engine with a driver
@@ -46,10 +42,7 @@ function loadEngineModule(): Promise<EngineModule> {
   return engineModule;
 }
 
-async function withEngine<T>(
-  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
-  run: (engine: SchemaEngine) => Promise<T>,
-): Promise<T> {
+async function withEngine<T>(adapterFactory: SqlMigrationAwareDriverAdapterFactory, run: (engine: SchemaEngine) => Promise<T>): Promise<T> {
   const { SchemaEngine } = await loadEngineModule();
   // The engine does not dispose the connections it opens; track them so that a migrated
   // database is left with no session (CREATE DATABASE … TEMPLATE needs that).
@@ -72,7 +65,10 @@ async function withEngine<T>(
 
 export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationList> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   const lockPath = path.join(dir, "migration_lock.toml");
   return {
     baseDir: dir,
@@ -95,9 +91,7 @@ const NO_FILTERS = { externalTables: [], externalEnums: [] };
 /** `prisma migrate deploy`: applies the migrations the database has not seen yet. */
 export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string[]> {
   const migrationsList = await readMigrations();
-  const result = await withEngine(adapterFactory, (engine) =>
-    engine.applyMigrations({ migrationsList, filters: NO_FILTERS }),
-  );
+  const result = await withEngine(adapterFactory, (engine) => engine.applyMigrations({ migrationsList, filters: NO_FILTERS }));
   return result.appliedMigrationNames;
 }
 

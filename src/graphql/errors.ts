@@ -86,6 +86,13 @@ export function rateLimitedError(error: RateLimitedError): GraphQLError {
 /** graphql-js gives parse and validation errors no code; over WebSocket nobody else adds one. */
 export function withCode(errors: readonly GraphQLError[], code: string): GraphQLError[] {
   return errors.map(
-    (e) => new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, originalError: e.originalError, extensions: { ...e.extensions, code } }),
+    (e) =>
+      new GraphQLError(e.message, {
+        nodes: e.nodes,
+        source: e.source,
+        positions: e.positions,
+        originalError: e.originalError,
+        extensions: { ...e.extensions, code },
+      }),
   );
 }

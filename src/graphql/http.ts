@@ -34,10 +34,7 @@ export interface HttpEndpointOptions {
   schema: GraphQLSchema;
   httpServer: Server;
   admission: Admission;
-  config: Pick<
-    Config,
-    "bodyLimitBytes" | "uploadLimitBytes" | "graphqlUploadMaxFiles" | "graphqlMaxCost" | "graphqlMaxDepth" | "graphqlMaxAliases"
-  >;
+  config: Pick<Config, "bodyLimitBytes" | "uploadLimitBytes" | "graphqlUploadMaxFiles" | "graphqlMaxCost" | "graphqlMaxDepth" | "graphqlMaxAliases">;
   /** the context of an admitted request */
   context: (principal: Principal) => GraphQLContext;
 }
@@ -120,7 +117,9 @@ export async function createHttpEndpoint({ schema, httpServer, admission, config
   router.use(
     "/graphql",
     authenticate(admission),
-    parseUploads(graphqlUploadExpress({ maxFileSize: config.uploadLimitBytes, maxFiles: config.graphqlUploadMaxFiles, maxFieldSize: config.bodyLimitBytes })),
+    parseUploads(
+      graphqlUploadExpress({ maxFileSize: config.uploadLimitBytes, maxFiles: config.graphqlUploadMaxFiles, maxFieldSize: config.bodyLimitBytes }),
+    ),
     express.json({ limit: config.bodyLimitBytes }),
     rateLimit(admission),
     expressMiddleware(apollo, {

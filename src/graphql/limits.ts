@@ -142,6 +142,7 @@ export function costError(cost: number, maxCost: number): GraphQLError {
 export function operationToRun(document: DocumentNode, operationName: string | null | undefined): OperationDefinitionNode | GraphQLError {
   const operation = getOperationAST(document, operationName);
   if (operation) return operation;
-  const message = operationName != null ? `Unknown operation named "${operationName}".` : "Must provide operation name if query contains multiple operations.";
+  const message =
+    operationName != null ? `Unknown operation named "${operationName}".` : "Must provide operation name if query contains multiple operations.";
   return new GraphQLError(message, { extensions: { code: "OPERATION_RESOLUTION_FAILURE" } });
 }

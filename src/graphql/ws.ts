@@ -102,8 +102,7 @@ export function createWsEndpoint({ schema, httpServer, admission, config, contex
       // graphql-ws does not run Apollo's formatError: give subscription errors the same codes.
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : result,
-      onError: (_ctx, _id, _payload, errors) =>
-        errors.map((e) => (e.extensions?.code === "RATE_LIMITED" ? e.toJSON() : formatError(e.toJSON(), e))),
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => (e.extensions?.code === "RATE_LIMITED" ? e.toJSON() : formatError(e.toJSON(), e))),
     },
     wsServer,
   );

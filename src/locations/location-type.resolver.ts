@@ -5,10 +5,7 @@ import { LocationTypeInput, LocationTypeType, toLocationType } from "./location-
 @Resolver(() => LocationTypeType)
 export class LocationTypeResolver {
   @Query(() => [LocationTypeType])
-  async locationTypes(
-    @Arg("domain", () => String) domain: string,
-    @Ctx() { principal, services }: GraphQLContext,
-  ): Promise<LocationTypeType[]> {
+  async locationTypes(@Arg("domain", () => String) domain: string, @Ctx() { principal, services }: GraphQLContext): Promise<LocationTypeType[]> {
     return (await (await services.locationTypes.in(principal, domain)).list()).map(toLocationType);
   }
 
@@ -22,7 +19,7 @@ export class LocationTypeResolver {
     return toLocationType(await types.create({ code: input.code, name: input.name, parentCode: input.parentCode }));
   }
 
-  @Mutation(() => LocationTypeType, { description: "superuser only; parentCode \"\" makes a root type" })
+  @Mutation(() => LocationTypeType, { description: 'superuser only; parentCode "" makes a root type' })
   async updateLocationType(
     @Arg("domain", () => String) domain: string,
     @Arg("code", () => String) code: string,

@@ -78,7 +78,9 @@ export class LocationRepository {
     const where = join(parts, " AND ");
     const [rows, [{ count }]] = await Promise.all([
       this.db.$queryRaw<Row[]>`${SELECT} WHERE ${where} ${ORDER[order]} LIMIT ${limit} OFFSET ${offset}`,
-      this.db.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM locations l JOIN location_types t ON t.id = l.location_type_id WHERE ${where}`,
+      this.db.$queryRaw<
+        { count: bigint }[]
+      >`SELECT count(*) AS count FROM locations l JOIN location_types t ON t.id = l.location_type_id WHERE ${where}`,
     ]);
     return { records: this.records(domain.name, rows), total: Number(count) };
   }

@@ -4,13 +4,7 @@ import type { GraphQLContext } from "../graphql/context.ts";
 import { LocationTypeType, toLocationType } from "./location-type.types.ts";
 import type { LocationBulkReader, LocationFields, LocationRecord } from "./location.model.ts";
 import { locationOrder, modifiedBounds } from "./location.rules.ts";
-import {
-  LocationBulkItemInput,
-  LocationConnectionType,
-  LocationFilterInput,
-  LocationInput,
-  LocationType,
-} from "./location.types.ts";
+import { LocationBulkItemInput, LocationConnectionType, LocationFilterInput, LocationInput, LocationType } from "./location.types.ts";
 
 /**
  * GraphQL twin of the Location API: the same service scopes, typed commands, rules and messages
@@ -159,7 +153,10 @@ export class LocationResolver {
     return (await ctx.loaders.locations.ancestors(l.domain, l.locationId)).map(toNode);
   }
 
-  @FieldResolver(() => [LocationType], { description: "breadth first, to `depth` levels (all when omitted)", complexity: ({ childComplexity }) => 50 * childComplexity })
+  @FieldResolver(() => [LocationType], {
+    description: "breadth first, to `depth` levels (all when omitted)",
+    complexity: ({ childComplexity }) => 50 * childComplexity,
+  })
   async descendants(
     @Root() l: LocationNode,
     @Arg("depth", () => Int, { nullable: true }) depth: number | null,

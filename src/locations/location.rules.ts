@@ -19,8 +19,7 @@ export const MAX_TEXT_LENGTH = 255;
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
 
 /** `latitude`/`longitude` that is not a decimal number; `value` as it was sent. */
-export const notDecimal = (key: string, value: unknown): DomainError =>
-  badInput(`'${key}' must be a decimal number, received '${pythonStr(value)}'`);
+export const notDecimal = (key: string, value: unknown): DomainError => badInput(`'${key}' must be a decimal number, received '${pythonStr(value)}'`);
 
 export const notStringDictionary = (): DomainError => badInput("'location_data' must be a dictionary of string values.");
 

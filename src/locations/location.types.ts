@@ -79,7 +79,7 @@ export class LocationFilterInput {
   lastModified?: DateRangeInput | null;
 }
 
-@InputType("LocationInput", { description: "a location body as in REST; parentLocationId \"\" makes a root" })
+@InputType("LocationInput", { description: 'a location body as in REST; parentLocationId "" makes a root' })
 export class LocationInput {
   @Field(() => String, { nullable: true })
   name?: string | null;

@@ -105,9 +105,13 @@ export class JobQueue {
 
   /** Runs `handler` for each job that used up its attempts. */
   async onGaveUp(handler: (processingId: string) => Promise<void>): Promise<void> {
-    await this.boss.work<MultimediaTask>(MULTIMEDIA_GAVE_UP, { batchSize: 1, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 5 }, async ([job]) => {
-      if (job) await handler(job.data.processingId);
-    });
+    await this.boss.work<MultimediaTask>(
+      MULTIMEDIA_GAVE_UP,
+      { batchSize: 1, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 5 },
+      async ([job]) => {
+        if (job) await handler(job.data.processingId);
+      },
+    );
   }
 
   /**

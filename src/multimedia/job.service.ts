@@ -162,9 +162,7 @@ export class MultimediaJobService {
 
   /** The job with this id within `scope`, unless it is unknown or past its lifetime (404). */
   private async liveJob(processingId: string, scope: { domainId: string; appId?: string }) {
-    const job = isStorableText(processingId)
-      ? await this.prisma.multimediaJob.findFirst({ where: { id: processingId, ...scope } })
-      : null;
+    const job = isStorableText(processingId) ? await this.prisma.multimediaJob.findFirst({ where: { id: processingId, ...scope } }) : null;
     if (!job || (job.expiresAt && job.expiresAt.getTime() < Date.now())) throw notFound("Processing ID not found or expired");
     return job;
   }
@@ -176,7 +174,19 @@ export class MultimediaJobService {
   async begin(attempt: TaskAttempt): Promise<JobRow | null> {
     const key = attemptKey(attempt);
     const rows = await this.prisma.$queryRaw<
-      { id: string; domain_id: string; app_id: string; status: string; archive_key: string; current: number; total: number; result: unknown; errors: unknown; attempts: number; expires_at: Date | null }[]
+      {
+        id: string;
+        domain_id: string;
+        app_id: string;
+        status: string;
+        archive_key: string;
+        current: number;
+        total: number;
+        result: unknown;
+        errors: unknown;
+        attempts: number;
+        expires_at: Date | null;
+      }[]
     >`
       UPDATE multimedia_jobs SET status = 'running', locked_by = ${key}, attempts = ${attempt.retryCount + 1},
              current = 0, started_at = COALESCE(started_at, now())
@@ -246,7 +256,9 @@ export class MultimediaJobService {
       return created.id;
     } catch (error) {
       if ((error as { code?: string }).code !== "P2002") throw error;
-      const raced = await this.prisma.multimediaFile.findUniqueOrThrow({ where: { domainId_sha256: { domainId: job.domainId, sha256: file.sha256 } } });
+      const raced = await this.prisma.multimediaFile.findUniqueOrThrow({
+        where: { domainId_sha256: { domainId: job.domainId, sha256: file.sha256 } },
+      });
       return raced.id;
     }
   }

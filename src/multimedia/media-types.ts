@@ -25,8 +25,19 @@ export function mediaTypeOfMime(mime: string | undefined): MediaType | undefined
  * Matroska, Ogg): their magic says which container, not which of the two the file is.
  */
 const AUDIO_OR_VIDEO_CONTAINERS = new Set([
-  "video/mp4", "audio/mp4", "audio/x-m4a", "video/x-m4v", "video/3gpp", "video/3gpp2", "video/quicktime",
-  "video/webm", "audio/webm", "video/x-matroska", "audio/x-matroska", "video/ogg", "audio/ogg",
+  "video/mp4",
+  "audio/mp4",
+  "audio/x-m4a",
+  "video/x-m4v",
+  "video/3gpp",
+  "video/3gpp2",
+  "video/quicktime",
+  "video/webm",
+  "audio/webm",
+  "video/x-matroska",
+  "audio/x-matroska",
+  "video/ogg",
+  "audio/ogg",
 ]);
 
 /**
@@ -53,9 +64,23 @@ export function mediaOfContent(mime: string | undefined, path: string): { mediaT
 }
 
 const CONTENT_TYPES: Record<string, string> = {
-  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", bmp: "image/bmp", svg: "image/svg+xml",
-  webp: "image/webp", mp3: "audio/mpeg", wav: "audio/wav", ogg: "audio/ogg", m4a: "audio/mp4", amr: "audio/amr",
-  mp4: "video/mp4", "3gp": "video/3gpp", mov: "video/quicktime", avi: "video/x-msvideo", webm: "video/webm",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  bmp: "image/bmp",
+  svg: "image/svg+xml",
+  webp: "image/webp",
+  mp3: "audio/mpeg",
+  wav: "audio/wav",
+  ogg: "audio/ogg",
+  m4a: "audio/mp4",
+  amr: "audio/amr",
+  mp4: "video/mp4",
+  "3gp": "video/3gpp",
+  mov: "video/quicktime",
+  avi: "video/x-msvideo",
+  webm: "video/webm",
 };
 
 export function contentTypeOfPath(path: string): string | undefined {

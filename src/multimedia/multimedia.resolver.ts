@@ -115,7 +115,7 @@ export class AppMultimediaResolver {
     const mapped = new Map(Object.entries(app.map).map(([p, v]) => [p.toLowerCase(), v]));
     return references.map((r) => {
       const entry = mapped.get(r.path.toLowerCase());
-      const file = entry ? files.find((f) => f.id === entry.fileId) ?? null : null;
+      const file = entry ? (files.find((f) => f.id === entry.fileId) ?? null) : null;
       return { path: r.path, mediaType: r.mediaType, present: Boolean(file), file };
     });
   }

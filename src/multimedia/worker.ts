@@ -57,18 +57,12 @@ export class MultimediaWorker {
 
   private async process(job: JobRow, archivePath: string, claim: AbortSignal): Promise<void> {
     const references = await this.apps.references(job.appId);
-    const { result, stored } = await processArchive(
-      archivePath,
-      references,
-      this.jobs.limits,
-      await this.blobs.tempDir(),
-      {
-        progress: (current, total) => this.jobs.progress(job, current, total),
-        store: (file) => this.jobs.storeMedia(job, { ...file, mediaClass: MEDIA_CLASS[file.mediaType] }),
-        // a lost claim means pg-boss has already given the job to another attempt
-        stopping: () => this.stopping || claim.aborted,
-      },
-    );
+    const { result, stored } = await processArchive(archivePath, references, this.jobs.limits, await this.blobs.tempDir(), {
+      progress: (current, total) => this.jobs.progress(job, current, total),
+      store: (file) => this.jobs.storeMedia(job, { ...file, mediaClass: MEDIA_CLASS[file.mediaType] }),
+      // a lost claim means pg-boss has already given the job to another attempt
+      stopping: () => this.stopping || claim.aborted,
+    });
     await this.jobs.complete(job, result, stored);
   }
 }

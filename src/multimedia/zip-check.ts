@@ -130,13 +130,7 @@ class DirectoryReader extends yauzl.RandomAccessReader {
     super();
   }
 
-  override read(
-    buffer: Buffer,
-    offset: number,
-    length: number,
-    position: number,
-    callback: (error: Error | null, bytesRead?: number) => void,
-  ): void {
+  override read(buffer: Buffer, offset: number, length: number, position: number, callback: (error: Error | null, bytesRead?: number) => void): void {
     const copy = (block: Window) =>
       block.data.copy(buffer, offset, position - block.start, Math.min(position - block.start + length, block.data.length));
     if (position >= this.block.start && position + length <= this.block.start + this.block.data.length) {

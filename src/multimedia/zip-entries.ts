@@ -30,11 +30,7 @@ export function entryName(entry: yauzl.Entry): string {
 
 export function unsafeName(name: string): boolean {
   return (
-    name.includes("\0") ||
-    name.startsWith("/") ||
-    name.startsWith("\\") ||
-    /^[a-z]:/i.test(name) ||
-    name.split(/[\\/]/).some((part) => part === "..")
+    name.includes("\0") || name.startsWith("/") || name.startsWith("\\") || /^[a-z]:/i.test(name) || name.split(/[\\/]/).some((part) => part === "..")
   );
 }
 

@@ -29,7 +29,14 @@ export interface ProcessHooks {
   /** entries done and total, after every entry (persisted by the caller) */
   progress(current: number, total: number): Promise<void>;
   /** keeps a matched file (deduplicated by content hash) and returns its id */
-  store(file: { content: { buffer: Buffer } | { file: string }; sha256: string; md5: string; size: number; contentType: string; mediaType: MediaType }): Promise<string>;
+  store(file: {
+    content: { buffer: Buffer } | { file: string };
+    sha256: string;
+    md5: string;
+    size: number;
+    contentType: string;
+    mediaType: MediaType;
+  }): Promise<string>;
   /** true when the job should stop (shutdown): the caller leaves it resumable */
   stopping(): boolean;
 }

@@ -9,9 +9,7 @@ import { DomainError } from "../errors.ts";
 export type ErrorShape = "plain" | "apps";
 
 export function errorBody(error: DomainError, shape: ErrorShape): Record<string, unknown> {
-  return shape === "apps"
-    ? { success: false, error: error.message, ...error.extra }
-    : { error: error.message, ...error.extra };
+  return shape === "apps" ? { success: false, error: error.message, ...error.extra } : { error: error.message, ...error.extra };
 }
 
 export function sendError(res: Response, error: DomainError, shape: ErrorShape = "plain"): void {

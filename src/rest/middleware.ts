@@ -16,7 +16,10 @@ export function locals(res: Response): RestLocals {
 type AsyncHandler = (req: Request, res: Response, next: NextFunction) => Promise<unknown>;
 
 /** Express 5 forwards rejected promises to the error handler; this only narrows the type. */
-export const handler = (fn: AsyncHandler): RequestHandler => (req, res, next) => fn(req, res, next);
+export const handler =
+  (fn: AsyncHandler): RequestHandler =>
+  (req, res, next) =>
+    fn(req, res, next);
 
 /**
  * The admission of a REST family under /a/{domain}/…: the caller (401), then their budget in the

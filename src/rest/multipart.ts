@@ -21,10 +21,7 @@ export interface Multipart {
   cleanup(): Promise<void>;
 }
 
-export async function readMultipart(
-  req: Request,
-  options: { tempDir: string; fileFields: string[]; maxFileBytes: number },
-): Promise<Multipart> {
+export async function readMultipart(req: Request, options: { tempDir: string; fileFields: string[]; maxFileBytes: number }): Promise<Multipart> {
   const dir = await mkdtemp(path.join(options.tempDir, "upload-"));
   const cleanup = () => rm(dir, { recursive: true, force: true });
   if (!(req.headers["content-type"] ?? "").toLowerCase().startsWith("multipart/form-data")) {

@@ -39,8 +39,7 @@ function validDay(y: number, m: number, d: number): boolean {
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 
 /** `YYYY-MM-DDT00:00:00Z`, also for year 10000 (toISOString would give `+010000-…`, which PostgreSQL refuses). */
-const midnight = (date: Date) =>
-  `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}T00:00:00Z`;
+const midnight = (date: Date) => `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}T00:00:00Z`;
 
 export function parseDateValue(value: string): DateValue {
   const fail = () => badInput(`Cannot parse datetime '${value}'`);

@@ -8,7 +8,10 @@ export function pythonStr(value: unknown): string {
   const repr = (v: unknown): string => {
     if (typeof v === "string") return `'${v.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
     if (Array.isArray(v)) return `[${v.map(repr).join(", ")}]`;
-    if (v && typeof v === "object") return `{${Object.entries(v).map(([k, x]) => `${repr(k)}: ${repr(x)}`).join(", ")}}`;
+    if (v && typeof v === "object")
+      return `{${Object.entries(v)
+        .map(([k, x]) => `${repr(k)}: ${repr(x)}`)
+        .join(", ")}}`;
     return pythonStr(v);
   };
   return repr(value);

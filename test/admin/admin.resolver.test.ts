@@ -180,7 +180,14 @@ describe("names PostgreSQL cannot hold (NUL, unpaired surrogates)", () => {
   };
   const tables = async () => {
     const p = app.db.prisma;
-    return Promise.all([p.user.count(), p.domain.count(), p.membership.count(), p.apiKey.count(), p.oAuthClient.count(), p.user.count({ where: { isActive: false } })]);
+    return Promise.all([
+      p.user.count(),
+      p.domain.count(),
+      p.membership.count(),
+      p.apiKey.count(),
+      p.oAuthClient.count(),
+      p.user.count({ where: { isActive: false } }),
+    ]);
   };
 
   beforeEach(async () => {
@@ -188,37 +195,49 @@ describe("names PostgreSQL cannot hold (NUL, unpaired surrogates)", () => {
     await createUser(app, { username: "worker", domain: "alpha", permissions: ["access_api"] });
   });
 
-  it.each(BAD.map((bad) => [JSON.stringify(bad), bad]))("a user or domain named %s is NOT_FOUND, as any unknown name, and nothing changes", async (_name, bad) => {
-    const before = await tables();
-    const lookups: [string, Record<string, unknown>][] = [
-      ["mutation($u: String!) { setUserActive(username: $u, active: false) { id } }", { u: bad }],
-      ['mutation($u: String!, $d: String!) { setPermissions(username: $u, domain: $d, permissions: ["access_api"]) { domain } }', { u: bad, d: "alpha" }],
-      ['mutation($u: String!, $d: String!) { setPermissions(username: $u, domain: $d, permissions: ["access_api"]) { domain } }', { u: "worker", d: bad }],
-      ["mutation($u: String!, $d: String!) { removeMembership(username: $u, domain: $d) }", { u: bad, d: "alpha" }],
-      ["mutation($u: String!, $d: String!) { removeMembership(username: $u, domain: $d) }", { u: "worker", d: bad }],
-      ["mutation($u: String!) { createApiKey(username: $u) { key } }", { u: bad }],
-      ['mutation($u: String!) { createOAuthClient(input: { name: "c", grants: ["client_credentials"], username: $u }) { clientId } }', { u: bad }],
-      ["mutation($u: String!) { revokeOAuthTokens(username: $u) }", { u: bad }],
-      ['mutation($d: String!) { createUser(input: { username: "newbie", password: "pw", domain: $d }) { id } }', { d: bad }],
-      ["query($u: String!) { apiKeys(username: $u) { id } }", { u: bad }],
-      ["query($d: String!) { users(domain: $d) { id } }", { d: bad }],
-    ];
-    for (const [query, variables] of lookups) {
-      expect((await codesOf(query, variables)).codes, query).toEqual(["NOT_FOUND"]);
-    }
-    expect(await tables()).toEqual(before);
-  });
+  it.each(BAD.map((bad) => [JSON.stringify(bad), bad]))(
+    "a user or domain named %s is NOT_FOUND, as any unknown name, and nothing changes",
+    async (_name, bad) => {
+      const before = await tables();
+      const lookups: [string, Record<string, unknown>][] = [
+        ["mutation($u: String!) { setUserActive(username: $u, active: false) { id } }", { u: bad }],
+        [
+          'mutation($u: String!, $d: String!) { setPermissions(username: $u, domain: $d, permissions: ["access_api"]) { domain } }',
+          { u: bad, d: "alpha" },
+        ],
+        [
+          'mutation($u: String!, $d: String!) { setPermissions(username: $u, domain: $d, permissions: ["access_api"]) { domain } }',
+          { u: "worker", d: bad },
+        ],
+        ["mutation($u: String!, $d: String!) { removeMembership(username: $u, domain: $d) }", { u: bad, d: "alpha" }],
+        ["mutation($u: String!, $d: String!) { removeMembership(username: $u, domain: $d) }", { u: "worker", d: bad }],
+        ["mutation($u: String!) { createApiKey(username: $u) { key } }", { u: bad }],
+        ['mutation($u: String!) { createOAuthClient(input: { name: "c", grants: ["client_credentials"], username: $u }) { clientId } }', { u: bad }],
+        ["mutation($u: String!) { revokeOAuthTokens(username: $u) }", { u: bad }],
+        ['mutation($d: String!) { createUser(input: { username: "newbie", password: "pw", domain: $d }) { id } }', { d: bad }],
+        ["query($u: String!) { apiKeys(username: $u) { id } }", { u: bad }],
+        ["query($d: String!) { users(domain: $d) { id } }", { d: bad }],
+      ];
+      for (const [query, variables] of lookups) {
+        expect((await codesOf(query, variables)).codes, query).toEqual(["NOT_FOUND"]);
+      }
+      expect(await tables()).toEqual(before);
+    },
+  );
 
-  it.each(BAD.map((bad) => [JSON.stringify(bad), bad]))("a name %s to store is BAD_USER_INPUT with a clear message, and nothing is created", async (_name, bad) => {
-    const before = await tables();
-    const user = await codesOf('mutation($u: String!) { createUser(input: { username: $u, password: "pw" }) { id } }', { u: bad });
-    expect(user.codes).toEqual(["BAD_USER_INPUT"]);
-    const key = await codesOf('mutation($n: String) { createApiKey(username: "worker", name: $n) { key } }', { n: bad });
-    expect(key).toEqual({ codes: ["BAD_USER_INPUT"], message: "An API key name cannot contain the NUL character or an unpaired surrogate." });
-    const client = await codesOf("mutation($n: String!) { createOAuthClient(input: { name: $n }) { clientId } }", { n: bad });
-    expect(client).toEqual({ codes: ["BAD_USER_INPUT"], message: "A client name cannot contain the NUL character or an unpaired surrogate." });
-    expect(await tables()).toEqual(before);
-  });
+  it.each(BAD.map((bad) => [JSON.stringify(bad), bad]))(
+    "a name %s to store is BAD_USER_INPUT with a clear message, and nothing is created",
+    async (_name, bad) => {
+      const before = await tables();
+      const user = await codesOf('mutation($u: String!) { createUser(input: { username: $u, password: "pw" }) { id } }', { u: bad });
+      expect(user.codes).toEqual(["BAD_USER_INPUT"]);
+      const key = await codesOf('mutation($n: String) { createApiKey(username: "worker", name: $n) { key } }', { n: bad });
+      expect(key).toEqual({ codes: ["BAD_USER_INPUT"], message: "An API key name cannot contain the NUL character or an unpaired surrogate." });
+      const client = await codesOf("mutation($n: String!) { createOAuthClient(input: { name: $n }) { clientId } }", { n: bad });
+      expect(client).toEqual({ codes: ["BAD_USER_INPUT"], message: "A client name cannot contain the NUL character or an unpaired surrogate." });
+      expect(await tables()).toEqual(before);
+    },
+  );
 });
 
 describe("non-superusers", () => {
@@ -230,15 +249,9 @@ describe("non-superusers", () => {
 
   it.each([
     ["createDomain", () => gql(app, worker.authorization, CreateDomain, { name: "beta" })],
-    [
-      "createUser",
-      () => gql(app, worker.authorization, CreateUser, { input: { username: "x", password: "y", domain: "alpha" } }),
-    ],
+    ["createUser", () => gql(app, worker.authorization, CreateUser, { input: { username: "x", password: "y", domain: "alpha" } })],
     ["createApiKey", () => gql(app, worker.authorization, CreateApiKey, { username: worker.username })],
-    [
-      "createLocationType",
-      () => gql(app, worker.authorization, CreateLocationType, { domain: "alpha", input: { code: "c", name: "C" } }),
-    ],
+    ["createLocationType", () => gql(app, worker.authorization, CreateLocationType, { domain: "alpha", input: { code: "c", name: "C" } })],
     ["createOAuthClient", () => gql(app, worker.authorization, CreateOAuthClient, { input: { name: "m" } })],
     ["listing", () => gql(app, worker.authorization, Listing, { username: worker.username })],
   ])("are refused %s with FORBIDDEN and nothing changes", async (_name, call) => {

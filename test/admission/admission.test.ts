@@ -44,7 +44,9 @@ describe("Admission", () => {
   });
 
   it("maps a database outage to 503 with Retry-After and a bug to a bare 500: never anything but a DomainError", async () => {
-    const down = await admission(async () => Promise.reject(outage())).authenticate(CREDENTIALS).catch((e: unknown) => e);
+    const down = await admission(async () => Promise.reject(outage()))
+      .authenticate(CREDENTIALS)
+      .catch((e: unknown) => e);
     expect(down).toBeInstanceOf(DomainError);
     expect(down).toMatchObject({ code: "SERVICE_UNAVAILABLE", status: 503, headers: { "Retry-After": expect.stringMatching(/^\d+$/) } });
     const failing = admission(async () => Promise.reject(new TypeError("x is undefined")));

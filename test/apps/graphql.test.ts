@@ -67,7 +67,7 @@ const post = (query: string, variables: Record<string, unknown>) =>
 
 async function importApp(): Promise<string> {
   const res = await upload(
-    "mutation($domain: String!, $file: Upload!) { importApp(domain: $domain, file: $file, appName: \"Clinic\") { appId created version warnings } }",
+    'mutation($domain: String!, $file: Upload!) { importApp(domain: $domain, file: $file, appName: "Clinic") { appId created version warnings } }',
     { domain: "demo" },
     Buffer.from(JSON.stringify(SOURCE)),
     "app.json",
@@ -78,7 +78,10 @@ async function importApp(): Promise<string> {
 
 async function waitForJob(processingId: string) {
   for (let i = 0; i < 100; i++) {
-    const res = await post("query($d: String!, $p: ID!) { multimediaJob(domain: $d, processingId: $p) { complete failed progress { percent current total } result } }", { d: "demo", p: processingId });
+    const res = await post(
+      "query($d: String!, $p: ID!) { multimediaJob(domain: $d, processingId: $p) { complete failed progress { percent current total } result } }",
+      { d: "demo", p: processingId },
+    );
     if (res.body.data?.multimediaJob.complete || res.body.data?.multimediaJob.failed) return res.body.data.multimediaJob;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -95,7 +98,7 @@ describe("apps over GraphQL", () => {
 
   it("importApp creates an app with a missing-media warning; a second import is version 2", async () => {
     const res = await upload(
-      "mutation($domain: String!, $file: Upload!) { importApp(domain: $domain, file: $file, appName: \"Clinic\") { appId created version warnings } }",
+      'mutation($domain: String!, $file: Upload!) { importApp(domain: $domain, file: $file, appName: "Clinic") { appId created version warnings } }',
       { domain: "demo" },
       Buffer.from(JSON.stringify(SOURCE)),
       "app.json",
@@ -114,7 +117,7 @@ describe("apps over GraphQL", () => {
 
   it("gives the REST messages as BAD_USER_INPUT", async () => {
     const res = await upload(
-      "mutation($domain: String!, $file: Upload!) { importApp(domain: $domain, file: $file, appName: \"X\") { appId } }",
+      'mutation($domain: String!, $file: Upload!) { importApp(domain: $domain, file: $file, appName: "X") { appId } }',
       { domain: "demo" },
       Buffer.from("not json"),
       "app.json",
@@ -223,7 +226,15 @@ describe("per-app fields are batched", () => {
     const domain = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: "demo" } });
     const sha256 = String(index).padStart(64, "0");
     const file = await app.db.prisma.multimediaFile.create({
-      data: { domainId: domain.id, sha256, md5: `md5-${index}`, size: 1n, contentType: "image/png", mediaClass: "AppImage", blobKey: `media/${sha256}` },
+      data: {
+        domainId: domain.id,
+        sha256,
+        md5: `md5-${index}`,
+        size: 1n,
+        contentType: "image/png",
+        mediaClass: "AppImage",
+        blobKey: `media/${sha256}`,
+      },
     });
     await app.db.prisma.app.update({
       where: { id: appId },
@@ -240,7 +251,10 @@ describe("per-app fields are batched", () => {
     expect(apps).toHaveLength(expected);
     apps.forEach((a, i) => {
       expect(a.name).toBe(`App ${i}`);
-      expect(a.versions.map((v) => [v.version, (v.source as { release: number }).release])).toEqual([[2, 2], [1, 1]]);
+      expect(a.versions.map((v) => [v.version, (v.source as { release: number }).release])).toEqual([
+        [2, 2],
+        [1, 1],
+      ]);
       expect(a.multimediaReferences).toEqual([
         { path: `jr://file/commcare/image/app${i}.png`, mediaType: "image", present: true, file: { md5: `md5-${i}` } },
         { path: `jr://file/commcare/audio/app${i}.mp3`, mediaType: "audio", present: false, file: null },
@@ -272,7 +286,12 @@ describe("per-app fields are batched", () => {
       },
     ]);
     expect(res.body.data!.second).toEqual([
-      { name: "Other", versions: [{ version: 1 }], multimediaReferences: [{ path: "jr://file/commcare/image/app0.png", present: false }], multimedia: [] },
+      {
+        name: "Other",
+        versions: [{ version: 1 }],
+        multimediaReferences: [{ path: "jr://file/commcare/image/app0.png", present: false }],
+        multimedia: [],
+      },
     ]);
   });
 

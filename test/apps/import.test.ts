@@ -10,7 +10,9 @@ import {
   postImport,
   postMultimedia,
   uploadAndWait,
-  zip, expectAppsError as expectError } from "../helpers/archives.ts";
+  zip,
+  expectAppsError as expectError,
+} from "../helpers/archives.ts";
 
 /**
  * CONTRACT §4 "POST import_app/" and "Application source", §1 Permissions and Error bodies for the
@@ -33,7 +35,6 @@ beforeAll(async () => {
 afterAll(() => app?.close());
 
 const importApp = (options: Parameters<typeof postImport>[3]) => postImport(app, user.authorization, DOMAIN, options);
-
 
 describe("create: 201 {success: true, app_id} + warnings only when non-empty", () => {
   it("an app without multimedia references: 201, keys exactly success, app_id", async () => {
@@ -382,11 +383,17 @@ describe("permissions and error bodies (§1): edit_apps alone suffices; 403/401 
   });
 
   it("wrong method → 405 with Allow and a JSON error body", async () => {
-    const res = await app.http().get(`${appsBase(DOMAIN)}/import_app/`).set("Authorization", user.authorization);
+    const res = await app
+      .http()
+      .get(`${appsBase(DOMAIN)}/import_app/`)
+      .set("Authorization", user.authorization);
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe("POST");
     expect(res.body.success).toBe(false);
-    const upload = await app.http().put(`${appsBase(DOMAIN)}/${appId}/multimedia/`).set("Authorization", user.authorization);
+    const upload = await app
+      .http()
+      .put(`${appsBase(DOMAIN)}/${appId}/multimedia/`)
+      .set("Authorization", user.authorization);
     expect(upload.status).toBe(405);
     expect(upload.headers.allow).toBe("POST");
   });
@@ -403,10 +410,16 @@ describe("size limits (§1: a body over the size limit is 413)", () => {
   afterAll(() => small?.close());
 
   it("an app_file over the application source limit → 413 {success: false, error}, nothing stored", async () => {
-    const res = await postImport(small, smallUser.authorization, DOMAIN, { source: { doc_type: "Application", pad: "x".repeat(3000) }, appName: "Big" });
+    const res = await postImport(small, smallUser.authorization, DOMAIN, {
+      source: { doc_type: "Application", pad: "x".repeat(3000) },
+      appName: "Big",
+    });
     expectError(res, 413);
     expect(await small.db.prisma.app.count()).toBe(0);
-    const ok = await postImport(small, smallUser.authorization, DOMAIN, { source: { doc_type: "Application", pad: "x".repeat(1000) }, appName: "Fits" });
+    const ok = await postImport(small, smallUser.authorization, DOMAIN, {
+      source: { doc_type: "Application", pad: "x".repeat(1000) },
+      appName: "Fits",
+    });
     expect(ok.status).toBe(201);
   });
 

@@ -102,9 +102,22 @@ describe("findReferences: every jr://file/ string anywhere in the document", () 
 
 describe("media type of a reference: extension, else folder", () => {
   it.each([
-    ["png", "image"], ["jpg", "image"], ["jpeg", "image"], ["gif", "image"], ["bmp", "image"], ["svg", "image"], ["webp", "image"],
-    ["mp3", "audio"], ["wav", "audio"], ["ogg", "audio"], ["m4a", "audio"], ["amr", "audio"],
-    ["mp4", "video"], ["mov", "video"], ["avi", "video"], ["webm", "video"],
+    ["png", "image"],
+    ["jpg", "image"],
+    ["jpeg", "image"],
+    ["gif", "image"],
+    ["bmp", "image"],
+    ["svg", "image"],
+    ["webp", "image"],
+    ["mp3", "audio"],
+    ["wav", "audio"],
+    ["ogg", "audio"],
+    ["m4a", "audio"],
+    ["amr", "audio"],
+    ["mp4", "video"],
+    ["mov", "video"],
+    ["avi", "video"],
+    ["webm", "video"],
   ])("extension .%s → %s (any case, any folder)", (ext, type) => {
     expect(mediaTypeOfPath(`jr://file/commcare/misc/file.${ext}`)).toBe(type);
     expect(mediaTypeOfPath(`jr://file/commcare/misc/FILE.${ext.toUpperCase()}`)).toBe(type);

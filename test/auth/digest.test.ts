@@ -211,10 +211,7 @@ describe("Digest", () => {
   it("refuses a response hashed with another algorithm than the header names (401)", async () => {
     const c = (await challenge()).MD5;
     // Hashed with MD5 but declared SHA-256: the server must check with the declared algorithm.
-    const header = digestAuthorization({ ...user, method: "GET", uri: PATH, challenge: c }).replace(
-      "algorithm=MD5",
-      "algorithm=SHA-256",
-    );
+    const header = digestAuthorization({ ...user, method: "GET", uri: PATH, challenge: c }).replace("algorithm=MD5", "algorithm=SHA-256");
     const res = await app.http().get(PATH).set("Authorization", header);
     expect(res.status).toBe(401);
   });

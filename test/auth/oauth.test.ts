@@ -217,9 +217,7 @@ describe("OAuth token endpoint", () => {
 
   it("a refresh token can be redeemed only once, even by concurrent requests", async () => {
     const { refresh_token } = (await passwordGrant()).body;
-    const results = await Promise.all(
-      [1, 2, 3].map(() => tokenRequest({ grant_type: "refresh_token", refresh_token })),
-    );
+    const results = await Promise.all([1, 2, 3].map(() => tokenRequest({ grant_type: "refresh_token", refresh_token })));
     expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400]);
   });
 

@@ -48,9 +48,7 @@ describe("the ACCESS table", () => {
   });
 
   it("names only the six permissions of the contract", () => {
-    expect([...PERMISSIONS].sort()).toEqual(
-      ["access_api", "edit_apps", "edit_data", "edit_locations", "view_data", "view_locations"],
-    );
+    expect([...PERMISSIONS].sort()).toEqual(["access_api", "edit_apps", "edit_data", "edit_locations", "view_data", "view_locations"]);
     for (const requirement of Object.values(ACCESS) as Requirement[]) {
       for (const p of [...requirement.all, ...(requirement.anyOf ?? [])]) expect(PERMISSIONS).toContain(p);
     }
@@ -141,7 +139,6 @@ describe("against the app (domains demo and other)", () => {
   // ---------------------------------------------------------------------------------------------
   // authorize(): against a database.
   // ---------------------------------------------------------------------------------------------
-
 
   /** A user (no password work: authorize() never looks at it), with a membership per entry of `domains`. */
   async function principalWith(domains: Record<string, string[]>, superuser = false): Promise<Principal> {
@@ -433,7 +430,10 @@ describe("against the app (domains demo and other)", () => {
             ["bad parameters", undefined, "?bogus=1&fields=a&exclude=b&limit=x"],
           ] as const) {
             if (!hasBody && body !== undefined) continue;
-            const req = app.http()[op.method](`${op.path("demo")}${query}`).set("Authorization", auth);
+            const req = app
+              .http()
+              [op.method](`${op.path("demo")}${query}`)
+              .set("Authorization", auth);
             const res = await (body === undefined ? req.send(op.body as object) : req.set("Content-Type", "application/json").send(body));
             if (res.status !== 403) wrong.push(`${label(op, "demo")} with ${what}: ${res.status} ${res.text}`);
           }
@@ -454,7 +454,11 @@ describe("against the app (domains demo and other)", () => {
       for (const res of [
         await app.http().get(casePath("demo")).set("Authorization", user.authorization),
         await app.http().post(casePath("demo")).set("Authorization", user.authorization).send(NEW_CASE),
-        await app.http().post(`${casePath("demo")}bulk-fetch/`).set("Authorization", user.authorization).send({ case_ids: ["x"] }),
+        await app
+          .http()
+          .post(`${casePath("demo")}bulk-fetch/`)
+          .set("Authorization", user.authorization)
+          .send({ case_ids: ["x"] }),
       ]) {
         expect(res.status).toBe(403);
         expect(Object.keys(res.body)).toEqual(["error"]);
@@ -467,17 +471,28 @@ describe("against the app (domains demo and other)", () => {
       const created = await app.http().post(casePath("demo")).set("Authorization", user.authorization).send(NEW_CASE);
       expect(created.status).toBe(200);
       const id = created.body.case.case_id;
-      const read = await app.http().get(`${casePath("demo")}${id}`).set("Authorization", user.authorization);
+      const read = await app
+        .http()
+        .get(`${casePath("demo")}${id}`)
+        .set("Authorization", user.authorization);
       expect(read.status).toBe(200);
       expect(read.body.case_name).toBe("Ann");
-      const updated = await app.http().put(`${casePath("demo")}${id}`).set("Authorization", user.authorization).send({ case_name: "Bo" });
+      const updated = await app
+        .http()
+        .put(`${casePath("demo")}${id}`)
+        .set("Authorization", user.authorization)
+        .send({ case_name: "Bo" });
       expect(updated.status).toBe(200);
     });
 
     it("treats POST bulk-fetch/ as a case read: view_data may use it", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_data"] });
       for (const path of ["/a/demo/api/case/v2/bulk-fetch/", "/a/demo/api/case/v2/bulk-fetch"]) {
-        const res = await app.http().post(path).set("Authorization", user.authorization).send({ case_ids: ["x"] });
+        const res = await app
+          .http()
+          .post(path)
+          .set("Authorization", user.authorization)
+          .send({ case_ids: ["x"] });
         expect(res.status, path).toBe(200);
         expect(res.body).toMatchObject({ matching_records: 0, missing_records: 1 });
       }
@@ -485,7 +500,11 @@ describe("against the app (domains demo and other)", () => {
 
     it("refuses bulk-fetch/ to a member without view_data or edit_data", async () => {
       const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations", "edit_locations", "edit_apps"] });
-      const res = await app.http().post(`${casePath("demo")}bulk-fetch/`).set("Authorization", user.authorization).send({ case_ids: ["x"] });
+      const res = await app
+        .http()
+        .post(`${casePath("demo")}bulk-fetch/`)
+        .set("Authorization", user.authorization)
+        .send({ case_ids: ["x"] });
       expect(res.status).toBe(403);
       expect(Object.keys(res.body)).toEqual(["error"]);
     });
@@ -496,7 +515,11 @@ describe("against the app (domains demo and other)", () => {
       const user = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations"] });
       expect((await app.http().get(locationPath("demo")).set("Authorization", user.authorization)).status).not.toBe(403);
       expect((await app.http().get(locationTypePath("demo")).set("Authorization", user.authorization)).status).toBe(200);
-      for (const [method, path] of [["post", locationPath("demo")], ["patch", locationPath("demo")], ["put", `${locationPath("demo")}loc-1`]] as const) {
+      for (const [method, path] of [
+        ["post", locationPath("demo")],
+        ["patch", locationPath("demo")],
+        ["put", `${locationPath("demo")}loc-1`],
+      ] as const) {
         const write = await app.http()[method](path).set("Authorization", user.authorization).send({});
         expect(write.status, method).toBe(403);
         expect(Object.keys(write.body)).toEqual(["error"]);
@@ -593,19 +616,48 @@ describe("against the app (domains demo and other)", () => {
     it("shows nothing of one domain's cases in another, even to a member of both", async () => {
       const user = await createUser(app, { domain: "demo", permissions: [...PERMISSIONS] });
       await app.services.admin.setPermissions(app.root, user.username, "other", [...PERMISSIONS]);
-      const created = await app.http().post(casePath("demo")).set("Authorization", user.authorization).send({ ...NEW_CASE, external_id: "x-1" });
+      const created = await app
+        .http()
+        .post(casePath("demo"))
+        .set("Authorization", user.authorization)
+        .send({ ...NEW_CASE, external_id: "x-1" });
       expect(created.status).toBe(200);
       const id = created.body.case.case_id;
       const auth = user.authorization;
-      expect((await app.http().get(`${casePath("other")}${id}`).set("Authorization", auth)).status).toBe(404);
-      expect((await app.http().get(`${casePath("other")}ext/x-1/`).set("Authorization", auth)).status).toBe(404);
+      expect(
+        (
+          await app
+            .http()
+            .get(`${casePath("other")}${id}`)
+            .set("Authorization", auth)
+        ).status,
+      ).toBe(404);
+      expect(
+        (
+          await app
+            .http()
+            .get(`${casePath("other")}ext/x-1/`)
+            .set("Authorization", auth)
+        ).status,
+      ).toBe(404);
       expect((await app.http().get(casePath("other")).set("Authorization", auth)).body).toMatchObject({ matching_records: 0, cases: [] });
-      const bulk = await app.http().post(`${casePath("other")}bulk-fetch/`).set("Authorization", auth).send({ case_ids: [id] });
+      const bulk = await app
+        .http()
+        .post(`${casePath("other")}bulk-fetch/`)
+        .set("Authorization", auth)
+        .send({ case_ids: [id] });
       expect(bulk.body).toMatchObject({ matching_records: 0, missing_records: 1 });
-      const update = await app.http().put(`${casePath("other")}${id}`).set("Authorization", auth).send({ case_name: "stolen" });
+      const update = await app
+        .http()
+        .put(`${casePath("other")}${id}`)
+        .set("Authorization", auth)
+        .send({ case_name: "stolen" });
       expect(update.status).toBeGreaterThanOrEqual(400);
       expect(update.status).toBeLessThan(500);
-      const back = await app.http().get(`${casePath("demo")}${id}`).set("Authorization", auth);
+      const back = await app
+        .http()
+        .get(`${casePath("demo")}${id}`)
+        .set("Authorization", auth);
       expect(back.body.case_name).toBe("Ann");
     });
 
@@ -620,9 +672,7 @@ describe("against the app (domains demo and other)", () => {
         expect(unknown.headers["content-type"], at).toBe(existing.headers["content-type"]);
         expect(unknown.headers["www-authenticate"], at).toBe(existing.headers["www-authenticate"]);
         expect(Object.keys(unknown.body), at).toEqual(Object.keys(existing.body));
-        expect(JSON.stringify(unknown.body).replaceAll("nosuch", "<d>"), at).toBe(
-          JSON.stringify(existing.body).replaceAll("other", "<d>"),
-        );
+        expect(JSON.stringify(unknown.body).replaceAll("nosuch", "<d>"), at).toBe(JSON.stringify(existing.body).replaceAll("other", "<d>"));
       }
     });
 
@@ -712,7 +762,7 @@ describe("against the app (domains demo and other)", () => {
       app.http().post("/graphql").set("Authorization", authorization).set("Content-Type", "application/json").send({ query, variables });
     const LOCATION_TYPES = "query($d: String!) { locationTypes(domain: $d) { code } }";
     const CASES = "query($d: String!) { cases(domain: $d) { totalCount } }";
-    const CASES_BY_IDS = "query($d: String!) { casesByIds(domain: $d, caseIds: [\"x\"]) { missingRecords } }";
+    const CASES_BY_IDS = 'query($d: String!) { casesByIds(domain: $d, caseIds: ["x"]) { missingRecords } }';
     const CREATE = `mutation($d: String!) { createCase(domain: $d, input: { caseType: "t", caseName: "n", ownerId: "o" }) { xformId } }`;
     const code = (res: { body: { errors?: { extensions?: { code?: string } }[] } }) => res.body.errors?.[0]?.extensions?.code;
 
@@ -748,9 +798,7 @@ describe("against the app (domains demo and other)", () => {
           expect(res.body.data ?? null, query).toBeNull();
           expect(code(res), query).toBe("FORBIDDEN");
         }
-        expect(unknown.body.errors[0].message.replaceAll("nosuch", "<d>"), query).toBe(
-          stranger.body.errors[0].message.replaceAll("demo", "<d>"),
-        );
+        expect(unknown.body.errors[0].message.replaceAll("nosuch", "<d>"), query).toBe(stranger.body.errors[0].message.replaceAll("demo", "<d>"));
       }
     });
 

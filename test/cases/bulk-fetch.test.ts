@@ -205,10 +205,13 @@ describe("who may bulk-fetch", () => {
     const res = await bulkFetch({ case_ids: [A.case_id] }, { authorization: outsider.authorization });
     expect(res.status).toBe(403);
     expect(Object.keys(res.body)).toEqual(["error"]);
-    const inOther = await bulkFetch({ case_ids: [A.case_id], external_ids: ["ext-a"] }, {
-      path: "/a/other/api/case/v2/bulk-fetch/",
-      authorization: outsider.authorization,
-    });
+    const inOther = await bulkFetch(
+      { case_ids: [A.case_id], external_ids: ["ext-a"] },
+      {
+        path: "/a/other/api/case/v2/bulk-fetch/",
+        authorization: outsider.authorization,
+      },
+    );
     expect(inOther.status).toBe(200);
     expect(inOther.body).toEqual({
       matching_records: 0,
@@ -221,7 +224,10 @@ describe("who may bulk-fetch", () => {
   });
 
   it("without credentials: 401", async () => {
-    const res = await app.http().post(`${CASES}bulk-fetch/`).send({ case_ids: ["x"] });
+    const res = await app
+      .http()
+      .post(`${CASES}bulk-fetch/`)
+      .send({ case_ids: ["x"] });
     expect(res.status).toBe(401);
     expect(Object.keys(res.body)).toEqual(["error"]);
   });

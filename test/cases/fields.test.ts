@@ -14,13 +14,16 @@ afterEach(() => app.close());
 
 type Case = Record<string, any>;
 
-
 /** A parent and a child with properties a, b, c and a parent index; returns the child. */
 async function child(): Promise<{ parent: Case; child: Case }> {
   const res = await app.post([
     { create: true, temporary_id: "p", case_type: "mother", case_name: "Mum", owner_id: "o1", external_id: "mum" },
     {
-      create: true, case_type: "child", case_name: "Kid", owner_id: "o1", external_id: "kid",
+      create: true,
+      case_type: "child",
+      case_name: "Kid",
+      owner_id: "o1",
+      external_id: "kid",
       properties: { a: "1", b: "2", c: "3" },
       indices: { parent: { temporary_id: "p", case_type: "mother", relationship: "child" } },
     },
@@ -126,13 +129,22 @@ describe("both fields and exclude: 400 You cannot specify both 'fields' and 'exc
   it("on every read", async () => {
     const { child: kid } = await child();
     const ERROR = { error: "You cannot specify both 'fields' and 'exclude'" };
-    for (const query of ["fields=case_id&exclude=case_name", "fields.properties=a&exclude=case_name", "fields=&exclude=", "exclude.properties=a&fields=case_id"]) {
+    for (const query of [
+      "fields=case_id&exclude=case_name",
+      "fields.properties=a&exclude=case_name",
+      "fields=&exclude=",
+      "exclude.properties=a&fields=case_id",
+    ]) {
       for (const path of ["", kid.case_id, "ext/kid/", `${kid.case_id},${kid.case_id}`]) {
         const res = await app.get(`${path}?${query}`);
         expect(res.status, `${path}?${query}`).toBe(400);
         expect(res.body, `${path}?${query}`).toEqual(ERROR);
       }
-      const bulk = await app.http().post(`${CASES}bulk-fetch/?${query}`).set("Authorization", app.editor.authorization).send({ case_ids: [kid.case_id] });
+      const bulk = await app
+        .http()
+        .post(`${CASES}bulk-fetch/?${query}`)
+        .set("Authorization", app.editor.authorization)
+        .send({ case_ids: [kid.case_id] });
       expect(bulk.status, `bulk ${query}`).toBe(400);
       expect(bulk.body).toEqual(ERROR);
     }
@@ -226,10 +238,18 @@ describe("selection applies to each case, never to envelope keys", () => {
 
   it("PUT {case_id} and PUT ext/{ext_id}/: the case selected", async () => {
     const { child: kid } = await child();
-    const put = await app.http().put(`${CASES}${kid.case_id}?fields=case_name`).set("Authorization", app.editor.authorization).send({ case_name: "Renamed" });
+    const put = await app
+      .http()
+      .put(`${CASES}${kid.case_id}?fields=case_name`)
+      .set("Authorization", app.editor.authorization)
+      .send({ case_name: "Renamed" });
     expect(put.status).toBe(200);
     expect(put.body.case).toEqual({ case_name: "Renamed" });
-    const upsert = await app.http().put(`${CASES}ext/kid/?fields=external_id,case_name`).set("Authorization", app.editor.authorization).send({ case_name: "Again" });
+    const upsert = await app
+      .http()
+      .put(`${CASES}ext/kid/?fields=external_id,case_name`)
+      .set("Authorization", app.editor.authorization)
+      .send({ case_name: "Again" });
     expect(upsert.status).toBe(200);
     expect(upsert.body.case).toEqual({ case_name: "Again", external_id: "kid" });
     expect(Object.keys(upsert.body.case)).toEqual(["case_name", "external_id"]);

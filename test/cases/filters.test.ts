@@ -45,12 +45,18 @@ async function fixture() {
     { temporary_id: "mother", case_type: "mother", case_name: "Mother", owner_id: "o1", external_id: "m-1", properties: { color: "red" } },
     { temporary_id: "house", case_type: "household", case_name: "House", owner_id: "o2" },
     {
-      case_type: "child", case_name: "Ann", owner_id: "o1", external_id: "c-1",
+      case_type: "child",
+      case_name: "Ann",
+      owner_id: "o1",
+      external_id: "c-1",
       properties: { color: "Red", size: "" },
       indices: { parent: { temporary_id: "mother", case_type: "mother", relationship: "child" } },
     },
     {
-      case_type: "child", case_name: "Bob", owner_id: "o2", external_id: "c-2",
+      case_type: "child",
+      case_name: "Bob",
+      owner_id: "o2",
+      external_id: "c-2",
       properties: { color: "blue", size: "L" },
       indices: {
         parent: { temporary_id: "mother", case_type: "mother", relationship: "child" },
@@ -58,7 +64,9 @@ async function fixture() {
       },
     },
     {
-      case_type: "child", case_name: "ann", owner_id: "o3",
+      case_type: "child",
+      case_name: "ann",
+      owner_id: "o3",
       indices: {
         host: { temporary_id: "house", case_type: "household", relationship: "extension" },
         guardian: { temporary_id: "mother", case_type: "mother", relationship: "child" },
@@ -158,7 +166,15 @@ describe("properties.{name}=v: exact and case-sensitive; an empty value matches 
 
   it("a NUL byte in any filter name or value matches nothing stored (200, never 500)", async () => {
     await fixture();
-    for (const query of ["case_type=%00", "case_name=Ann%00", "external_id=c-1%00", "owner_id=%00&owner_id=o3", "properties.color=red%00", "properties.%00=x", "indices.%00=00000000-0000-4000-8000-000000000000"]) {
+    for (const query of [
+      "case_type=%00",
+      "case_name=Ann%00",
+      "external_id=c-1%00",
+      "owner_id=%00&owner_id=o3",
+      "properties.color=red%00",
+      "properties.%00=x",
+      "indices.%00=00000000-0000-4000-8000-000000000000",
+    ]) {
       const res = await app.get(`?${query}`);
       expect(res.status, query).toBe(200);
     }
@@ -170,9 +186,9 @@ describe("properties.{name}=v: exact and case-sensitive; an empty value matches 
   });
 
   it("names and values with quotes, percent signs and unicode are plain data (no 500)", async () => {
-    await createAll([{ case_name: "Uni", properties: { ville: "Zürich 100%", note: "it's \"quoted\"" } }]);
+    await createAll([{ case_name: "Uni", properties: { ville: "Zürich 100%", note: 'it\'s "quoted"' } }]);
     expect(await names(`properties.ville=${encodeURIComponent("Zürich 100%")}`)).toEqual(["Uni"]);
-    expect(await names(`properties.note=${encodeURIComponent("it's \"quoted\"")}`)).toEqual(["Uni"]);
+    expect(await names(`properties.note=${encodeURIComponent('it\'s "quoted"')}`)).toEqual(["Uni"]);
     expect(await names(`properties.${encodeURIComponent("a'b\"c")}=x`)).toEqual([]);
   });
 });
@@ -311,9 +327,23 @@ describe("400s: invalid parameter, range suffix and date", () => {
   it("any parameter the seed does not list is 400 '<key>' is not a valid parameter.", async () => {
     await fixture();
     for (const key of [
-      "foo", "case_id", "domain", "properties", "indices", "indices.", "properties.",
-      "last_modified", "date_opened", "Limit", "CASE_TYPE", "fields_", "toString", "__proto__",
-      "constructor", "hasOwnProperty", "valueOf",
+      "foo",
+      "case_id",
+      "domain",
+      "properties",
+      "indices",
+      "indices.",
+      "properties.",
+      "last_modified",
+      "date_opened",
+      "Limit",
+      "CASE_TYPE",
+      "fields_",
+      "toString",
+      "__proto__",
+      "constructor",
+      "hasOwnProperty",
+      "valueOf",
     ]) {
       await expectError(`${encodeURIComponent(key)}=x`, `'${key}' is not a valid parameter.`);
     }

@@ -23,7 +23,12 @@ const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "@"
 
 /** POST/PUT as the editor with a User-Agent. */
 function send(method: "post" | "put", path: string, body: unknown, userAgent = "test-agent/1.0") {
-  return app.http()[method](`${CASES}${path}`).set("Authorization", app.editor.authorization).set("User-Agent", userAgent).send(body as object);
+  return app
+    .http()
+    [method](`${CASES}${path}`)
+    .set("Authorization", app.editor.authorization)
+    .set("User-Agent", userAgent)
+    .send(body as object);
 }
 
 /** The root element of a form's XML, which must be well-formed. */
@@ -121,7 +126,12 @@ describe("the form of a bulk write", () => {
     const res = await send("post", "", [
       { ...base, case_name: "one", create: true, temporary_id: "tmp-first-item" },
       { case_id: existing.case_id, create: false, properties: { x: "1" } },
-      { ...base, case_name: "three", create: true, indices: { parent: { temporary_id: "tmp-first-item", case_type: "patient", relationship: "child" } } },
+      {
+        ...base,
+        case_name: "three",
+        create: true,
+        indices: { parent: { temporary_id: "tmp-first-item", case_type: "patient", relationship: "child" } },
+      },
     ]);
     expect(res.status).toBe(200);
     expect(await app.db.prisma.form.count()).toBe(formsBefore + 1);
@@ -144,7 +154,11 @@ describe("refused requests", () => {
       send("post", "", { case_type: "t" }),
       send("post", "", [{ ...base, create: true }, { ...base }]),
       send("put", randomUUID(), { case_name: "x" }),
-      send("post", "", Array.from({ length: 101 }, () => ({ ...base, create: true }))),
+      send(
+        "post",
+        "",
+        Array.from({ length: 101 }, () => ({ ...base, create: true })),
+      ),
       send("put", c.case_id, { properties: { "1bad": "x" } }),
       send("post", "", { ...base, indices: { parent: { external_id: "nope", case_type: "t", relationship: "child" } } }),
     ]);

@@ -125,9 +125,7 @@ describe("case queries and mutations", () => {
       domain: "demo",
       input: { caseType: "t", caseName: "x", ownerId: "o", properties: { "1bad": "v" } },
     });
-    expect(badProperty.body.errors![0].message).toBe(
-      "Error with case property '1bad'. Case property names must be valid XML identifiers.",
-    );
+    expect(badProperty.body.errors![0].message).toBe("Error with case property '1bad'. Case property names must be valid XML identifiers.");
 
     const bulk = await gql(app, editor.authorization, BulkWrite, { domain: "demo", items: [{ caseName: "no flag" }] });
     expect(bulk.body.errors![0].message).toBe("Error in row 1: A 'create' flag is required for each update.");
@@ -138,7 +136,13 @@ describe("case queries and mutations", () => {
     const res = await gql(app, editor.authorization, BulkWrite, {
       domain: "demo",
       items: [
-        { create: true, caseType: "visit", caseName: "V", ownerId: "o", indices: { parent: { temporary_id: "p", case_type: "patient", relationship: "child" } } },
+        {
+          create: true,
+          caseType: "visit",
+          caseName: "V",
+          ownerId: "o",
+          indices: { parent: { temporary_id: "p", case_type: "patient", relationship: "child" } },
+        },
         { create: true, caseType: "patient", caseName: "P", ownerId: "o", temporaryId: "p" },
       ],
     });
@@ -189,8 +193,20 @@ describe("case queries and mutations", () => {
   it("resolves children, extensions, host, forms, by-id and by-external-id reads", async () => {
     const [parent] = await seedBulk([{ create: true, case_type: "patient", case_name: "P", owner_id: "o", external_id: "ext-p" }]);
     await seedBulk([
-      { create: true, case_type: "visit", case_name: "child", owner_id: "o", indices: { parent: { case_id: parent.case_id, case_type: "patient", relationship: "child" } } },
-      { create: true, case_type: "note", case_name: "ext", owner_id: "o", indices: { host: { case_id: parent.case_id, case_type: "patient", relationship: "extension" } } },
+      {
+        create: true,
+        case_type: "visit",
+        case_name: "child",
+        owner_id: "o",
+        indices: { parent: { case_id: parent.case_id, case_type: "patient", relationship: "child" } },
+      },
+      {
+        create: true,
+        case_type: "note",
+        case_name: "ext",
+        owner_id: "o",
+        indices: { host: { case_id: parent.case_id, case_type: "patient", relationship: "extension" } },
+      },
     ]);
     const res = await gql(app, editor.authorization, Relations, { domain: "demo", caseId: parent.case_id });
     expect(res.body.data!.case).toMatchObject({
@@ -237,7 +253,9 @@ describe("relations are batched", () => {
   afterEach(() => app.close());
 
   it("costs the same number of queries for a page of 10 and a page of 1,000 cases with parents", async () => {
-    const parents = await seedBulk(Array.from({ length: 100 }, (_, i) => ({ create: true, case_type: "patient", case_name: `p${i}`, owner_id: "o" })));
+    const parents = await seedBulk(
+      Array.from({ length: 100 }, (_, i) => ({ create: true, case_type: "patient", case_name: `p${i}`, owner_id: "o" })),
+    );
     for (let batch = 0; batch < 10; batch++) {
       await seedBulk(
         Array.from({ length: 100 }, (_, i) => ({
@@ -282,7 +300,13 @@ describe("Subscription.caseChanged over WebSocket", () => {
   });
 
   const subscribe = (authorization: string | undefined, query: string) => {
-    client = createClient({ url, webSocketImpl: WebSocket, connectionParams: authorization ? { Authorization: authorization } : {}, retryAttempts: 0, lazy: true });
+    client = createClient({
+      url,
+      webSocketImpl: WebSocket,
+      connectionParams: authorization ? { Authorization: authorization } : {},
+      retryAttempts: 0,
+      lazy: true,
+    });
     return client.iterate<{ caseChanged: { caseId: string; caseType: string; formId: string } }>({ query });
   };
 
@@ -309,4 +333,3 @@ describe("Subscription.caseChanged over WebSocket", () => {
     expect(result.value?.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
   });
 });
-

@@ -41,7 +41,12 @@ describe("Case API: unpaired surrogates", () => {
   });
 
   it("refuses an index id with unpaired surrogates (400)", async () => {
-    const res = await app.post({ case_type: "patient", case_name: "Ann", owner_id: "o", indices: { parent: { case_id: "\udfff\udfff", case_type: "patient", relationship: "child" } } });
+    const res = await app.post({
+      case_type: "patient",
+      case_name: "Ann",
+      owner_id: "o",
+      indices: { parent: { case_id: "\udfff\udfff", case_type: "patient", relationship: "child" } },
+    });
     expect([res.status, res.body]).toEqual([400, { error: "Error with case property 'case_id'. Values cannot contain an unpaired surrogate." }]);
   });
 
@@ -52,7 +57,10 @@ describe("Case API: unpaired surrogates", () => {
         .post("/graphql")
         .set("Authorization", app.reader.authorization)
         .send({ query: "query($d: String!) { cases(domain: $d) { totalCount } }", variables: { d: domain } });
-      expect(res.body.errors?.map((e: { extensions: { code: string } }) => e.extensions.code), JSON.stringify(res.body)).toEqual(["FORBIDDEN"]);
+      expect(
+        res.body.errors?.map((e: { extensions: { code: string } }) => e.extensions.code),
+        JSON.stringify(res.body),
+      ).toEqual(["FORBIDDEN"]);
       expect(res.body.data).toBeNull();
     }
   });
@@ -74,10 +82,23 @@ describe("Case API: unpaired surrogates", () => {
       const one = await gql('query($e: String!) { caseByExternalId(domain: "demo", externalId: $e) { caseId } }', { e: id });
       expect([one.status, codes(one.body), one.body.data], JSON.stringify(one.body)).toEqual([200, undefined, { caseByExternalId: null }]);
       const many = await gql('query($e: [String!]) { casesByIds(domain: "demo", externalIds: $e) { matchingRecords missingRecords } }', { e: [id] });
-      expect([many.status, codes(many.body), many.body.data], JSON.stringify(many.body)).toEqual([200, undefined, { casesByIds: { matchingRecords: 0, missingRecords: 1 } }]);
-      for (const filter of [{ externalId: [id] }, { ownerId: [id], caseName: [id] }, { properties: [{ name: "district", values: [id] }] }, { properties: [{ name: id, values: ["x"] }] }]) {
+      expect([many.status, codes(many.body), many.body.data], JSON.stringify(many.body)).toEqual([
+        200,
+        undefined,
+        { casesByIds: { matchingRecords: 0, missingRecords: 1 } },
+      ]);
+      for (const filter of [
+        { externalId: [id] },
+        { ownerId: [id], caseName: [id] },
+        { properties: [{ name: "district", values: [id] }] },
+        { properties: [{ name: id, values: ["x"] }] },
+      ]) {
         const listed = await gql('query($f: CaseFilter) { cases(domain: "demo", filter: $f) { totalCount } }', { f: filter });
-        expect([listed.status, codes(listed.body), listed.body.data], JSON.stringify(listed.body)).toEqual([200, undefined, { cases: { totalCount: 0 } }]);
+        expect([listed.status, codes(listed.body), listed.body.data], JSON.stringify(listed.body)).toEqual([
+          200,
+          undefined,
+          { cases: { totalCount: 0 } },
+        ]);
       }
     }
   });

@@ -26,7 +26,10 @@ it("pages over 10,000 cases with limit=5000 returning each case once, in (indexe
   let url: string | undefined = `${CASES}?limit=5000&case_type=bulk`;
   let previous = "";
   while (url) {
-    const res: { status: number; body: any } = await app.http().get(url.replace(/^https?:\/\/[^/]+/, "")).set("Authorization", app.reader.authorization);
+    const res: { status: number; body: any } = await app
+      .http()
+      .get(url.replace(/^https?:\/\/[^/]+/, ""))
+      .set("Authorization", app.reader.authorization);
     expect(res.status).toBe(200);
     totals.push(res.body.matching_records);
     for (const c of res.body.cases as { case_id: string; indexed_on: string }[]) {

@@ -155,14 +155,21 @@ describe("next: an absolute URL with an opaque cursor, present only when more re
   it("matching_records counts what remains from this page on", async () => {
     await createMany(5, (i) => ({ case_type: i < 4 ? "a" : "b" }));
     const pages = await pull("?case_type=a&limit=3");
-    expect(pages.map((p) => [p.matching_records, p.cases.length])).toEqual([[4, 3], [1, 1]]);
+    expect(pages.map((p) => [p.matching_records, p.cases.length])).toEqual([
+      [4, 3],
+      [1, 1],
+    ]);
   });
 
   it("cases whose indexed_on carries microseconds are still each seen exactly once", async () => {
     const cases = await createMany(6);
     const stamps = [
-      "2024-05-01T00:00:00.000001Z", "2024-05-01T00:00:00.000002Z", "2024-05-01T00:00:00.000002Z",
-      "2024-05-01T00:00:00.000900Z", "2024-05-01T00:00:00.001500Z", "2024-05-01T00:00:00.001500Z",
+      "2024-05-01T00:00:00.000001Z",
+      "2024-05-01T00:00:00.000002Z",
+      "2024-05-01T00:00:00.000002Z",
+      "2024-05-01T00:00:00.000900Z",
+      "2024-05-01T00:00:00.001500Z",
+      "2024-05-01T00:00:00.001500Z",
     ];
     for (const [i, c] of cases.entries()) {
       await app.db.prisma.$executeRaw`UPDATE cases SET indexed_on = ${stamps[i]}::timestamptz WHERE id = ${c.case_id}::uuid`;
@@ -219,7 +226,9 @@ describe("the cursor encodes the whole query", () => {
     const cursor = new URL(first.body.next).searchParams.get("cursor")!;
     const [body, signature] = [cursor.slice(0, cursor.lastIndexOf(".")), cursor.slice(cursor.lastIndexOf(".") + 1)];
     const flip = (s: string, i: number) => `${s.slice(0, i)}${s[i] === "A" ? "B" : "A"}${s.slice(i + 1)}`;
-    const forged = Buffer.from(JSON.stringify([[["limit", "5000"]], "2000-01-01T00:00:00.000Z", "00000000-0000-4000-8000-000000000000"])).toString("base64url");
+    const forged = Buffer.from(JSON.stringify([[["limit", "5000"]], "2000-01-01T00:00:00.000Z", "00000000-0000-4000-8000-000000000000"])).toString(
+      "base64url",
+    );
     for (const bad of [
       "",
       "garbage",

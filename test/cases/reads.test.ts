@@ -62,7 +62,13 @@ describe("case serialization: key order exactly domain, case_id, …, properties
     const single = (await app.get(created.case_id)).body;
     const listed = (await app.get("")).body.cases[0];
     const multi = (await app.get(`${created.case_id},${created.case_id}`)).body.cases[0];
-    const bulk = (await app.http().post(`${CASES}bulk-fetch/`).set("Authorization", app.editor.authorization).send({ case_ids: [created.case_id] })).body.cases[0];
+    const bulk = (
+      await app
+        .http()
+        .post(`${CASES}bulk-fetch/`)
+        .set("Authorization", app.editor.authorization)
+        .send({ case_ids: [created.case_id] })
+    ).body.cases[0];
     const ext = (await app.get("ext/e-1/")).body;
     for (const [label, c] of Object.entries({ single, listed, multi, bulk, ext })) {
       expect(Object.keys(c), label).toEqual(CASE_KEYS);
@@ -141,7 +147,10 @@ describe("GET {case_id}", () => {
 
   it("another domain's case is 404 Case '<id>' not found, as if it did not exist", async () => {
     const outsider = await otherDomainUser();
-    const theirs = await app.http().post("/a/other/api/case/v2/").set("Authorization", outsider.authorization)
+    const theirs = await app
+      .http()
+      .post("/a/other/api/case/v2/")
+      .set("Authorization", outsider.authorization)
       .send({ case_type: "t", case_name: "secret", owner_id: "o" });
     expect(theirs.status).toBe(200);
     const id = theirs.body.case.case_id;
@@ -202,7 +211,10 @@ describe("GET ext/{ext_id}/", () => {
 
   it("another domain's external id is 404", async () => {
     const outsider = await otherDomainUser();
-    await app.http().post("/a/other/api/case/v2/").set("Authorization", outsider.authorization)
+    await app
+      .http()
+      .post("/a/other/api/case/v2/")
+      .set("Authorization", outsider.authorization)
       .send({ case_type: "t", case_name: "secret", owner_id: "o", external_id: "theirs" });
     expect((await as(outsider, "ext/theirs/", "other")).status).toBe(200);
     const res = await app.get("ext/theirs/");
@@ -212,7 +224,10 @@ describe("GET ext/{ext_id}/", () => {
 
   it("with several cases of one external id, the oldest by date_opened wins, then the lowest case_id", async () => {
     // same request: same date_opened, so the lowest case_id
-    const twins = await createAll([{ case_name: "x", external_id: "dup" }, { case_name: "y", external_id: "dup" }]);
+    const twins = await createAll([
+      { case_name: "x", external_id: "dup" },
+      { case_name: "y", external_id: "dup" },
+    ]);
     const lowest = [...twins].sort((a, b) => (a.case_id < b.case_id ? -1 : 1))[0];
     expect((await app.get("ext/dup/")).body.case_id).toBe(lowest.case_id);
     // a backdated case wins over both, whatever its case_id
@@ -267,7 +282,10 @@ describe("GET id1,id2,…: the bulk-fetch envelope, never 404", () => {
 
   it("another domain's case is a stub", async () => {
     const outsider = await otherDomainUser();
-    const theirs = await app.http().post("/a/other/api/case/v2/").set("Authorization", outsider.authorization)
+    const theirs = await app
+      .http()
+      .post("/a/other/api/case/v2/")
+      .set("Authorization", outsider.authorization)
       .send({ case_type: "t", case_name: "secret", owner_id: "o" });
     const mine = await app.createCase();
     const res = await app.get(`${mine.case_id},${theirs.body.case.case_id}`);
@@ -305,10 +323,18 @@ describe("paths: a segment that is not a case id is an unknown path (CONTRACT §
     expect((await app.get(`${created.case_id},x`)).status).toBe(200);
     expect((await app.get("ext/e-1/")).status).toBe(200);
     expect((await app.get("ext/1';--/")).status).toBe(404);
-    const fetched = await app.http().post(`${CASES}bulk-fetch/`).set("Authorization", app.editor.authorization).send({ case_ids: [created.case_id] });
+    const fetched = await app
+      .http()
+      .post(`${CASES}bulk-fetch/`)
+      .set("Authorization", app.editor.authorization)
+      .send({ case_ids: [created.case_id] });
     expect(fetched.status).toBe(200);
     // a known path answers a method it does not serve with 405
-    for (const [method, path] of [["delete", created.case_id], ["put", `${created.case_id},x`], ["get", "bulk-fetch/"]] as const) {
+    for (const [method, path] of [
+      ["delete", created.case_id],
+      ["put", `${created.case_id},x`],
+      ["get", "bulk-fetch/"],
+    ] as const) {
       const res = await app.http()[method](`${CASES}${path}`).set("Authorization", app.editor.authorization);
       expect(res.status, `${method} ${path}`).toBe(405);
       expect(res.headers["allow"], `${method} ${path}`).toEqual(expect.any(String));

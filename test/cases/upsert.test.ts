@@ -79,13 +79,15 @@ describe("PUT ext/{ext_id}/", () => {
 
   it("the external id is percent-decoded and may hold '/', '?', '#', '&', '=', '+', spaces and unicode", async () => {
     const ext = "a/b?c#d&e=f+g h-ü☃";
-    const res = await app.http()
+    const res = await app
+      .http()
       .put(`${CASES}ext/${encodeURIComponent(ext)}/`)
       .set("Authorization", app.editor.authorization)
       .send(base);
     expect(res.status).toBe(200);
     expect(res.body.case.external_id).toBe(ext);
-    const again = await app.http()
+    const again = await app
+      .http()
       .put(`${CASES}ext/${encodeURIComponent(ext)}/`)
       .set("Authorization", app.editor.authorization)
       .send({ case_name: "second" });
@@ -168,9 +170,7 @@ describe("bulk upserts", () => {
 
 describe("concurrency", () => {
   it("20 simultaneous PUT ext/{same}/ requests end as exactly one case", async () => {
-    const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => app.put("ext/race/", { ...base, properties: { [`p${i}`]: "x" } })),
-    );
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => app.put("ext/race/", { ...base, properties: { [`p${i}`]: "x" } })));
     for (const res of responses) expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(new Set(responses.map((r) => r.body.case.case_id)).size).toBe(1);
     expect(await countExt("race")).toBe(1);

@@ -103,7 +103,10 @@ describe("non-string values", () => {
       [() => app.post({ ...base, case_name: 5 }), "Error with case property 'case_name'. Values must be strings, received '5'"],
       [() => app.post({ ...base, properties: { age: 36 } }), "Error with case property 'age'. Values must be strings, received '36'"],
       [() => app.put(c.case_id, { owner_id: 7 }), "Error with case property 'owner_id'. Values must be strings, received '7'"],
-      [() => app.post([{ ...base, create: true, external_id: 12 }]), "Error in row 1: Error with case property 'external_id'. Values must be strings, received '12'"],
+      [
+        () => app.post([{ ...base, create: true, external_id: 12 }]),
+        "Error in row 1: Error with case property 'external_id'. Values must be strings, received '12'",
+      ],
     ]);
   });
 
@@ -175,9 +178,18 @@ describe("indices", () => {
   it("an index without case_type, then without relationship, is refused", async () => {
     const p = await app.createCase();
     await expectRefused([
-      [() => app.post({ ...base, indices: { parent: { case_id: p.case_id } } }), "Property case_type is required when creating or updating case indices"],
-      [() => app.post({ ...base, indices: { parent: { case_id: p.case_id, relationship: "child" } } }), "Property case_type is required when creating or updating case indices"],
-      [() => app.post({ ...base, indices: { parent: { case_id: p.case_id, case_type: "patient" } } }), "Property relationship is required when creating or updating case indices"],
+      [
+        () => app.post({ ...base, indices: { parent: { case_id: p.case_id } } }),
+        "Property case_type is required when creating or updating case indices",
+      ],
+      [
+        () => app.post({ ...base, indices: { parent: { case_id: p.case_id, relationship: "child" } } }),
+        "Property case_type is required when creating or updating case indices",
+      ],
+      [
+        () => app.post({ ...base, indices: { parent: { case_id: p.case_id, case_type: "patient" } } }),
+        "Property relationship is required when creating or updating case indices",
+      ],
     ]);
   });
 
@@ -199,8 +211,15 @@ describe("indices", () => {
     const now = new Date();
     await app.db.prisma.case.create({
       data: {
-        id: foreignId, domainId: other.id, caseType: "patient", caseName: "foreign", ownerId: "o",
-        dateOpened: now, lastModified: now, serverLastModified: now, indexedOn: now,
+        id: foreignId,
+        domainId: other.id,
+        caseType: "patient",
+        caseName: "foreign",
+        ownerId: "o",
+        dateOpened: now,
+        lastModified: now,
+        serverLastModified: now,
+        indexedOn: now,
       },
     });
     const casesBefore = await app.db.prisma.case.findMany({ orderBy: { id: "asc" } });
@@ -209,7 +228,11 @@ describe("indices", () => {
       for (const send of [
         () => app.post({ ...base, indices: child({ case_id: target }) }),
         () => app.put(c.case_id, { properties: { a: "2" }, indices: child({ case_id: target }) }),
-        () => app.post([{ ...base, create: true }, { case_id: c.case_id, create: false, indices: child({ case_id: target }) }]),
+        () =>
+          app.post([
+            { ...base, create: true },
+            { case_id: c.case_id, create: false, indices: child({ case_id: target }) },
+          ]),
       ]) {
         const res = await send();
         expect(res.status).toBe(400);
@@ -231,8 +254,15 @@ describe("references that do not resolve", () => {
     const now = new Date();
     await app.db.prisma.case.create({
       data: {
-        id: foreignId, domainId: other.id, caseType: "patient", caseName: "foreign", ownerId: "o",
-        dateOpened: now, lastModified: now, serverLastModified: now, indexedOn: now,
+        id: foreignId,
+        domainId: other.id,
+        caseType: "patient",
+        caseName: "foreign",
+        ownerId: "o",
+        dateOpened: now,
+        lastModified: now,
+        serverLastModified: now,
+        indexedOn: now,
       },
     });
     const missing = randomUUID();
@@ -241,7 +271,14 @@ describe("references that do not resolve", () => {
       [() => app.put(foreignId, { case_name: "x" }), `No case found with ID '${foreignId}'`],
       [() => app.put("not-a-uuid", { case_name: "x" }), "No case found with ID 'not-a-uuid'"],
       [() => app.put("", { case_id: missing, case_name: "x" }), `No case found with ID '${missing}'`],
-      [() => app.post([{ ...base, create: true }, { case_id: missing, create: false }]), `Error in row 2: No case found with ID '${missing}'`],
+      [
+        () =>
+          app.post([
+            { ...base, create: true },
+            { case_id: missing, create: false },
+          ]),
+        `Error in row 2: No case found with ID '${missing}'`,
+      ],
     ]);
   });
 
@@ -256,7 +293,11 @@ describe("references that do not resolve", () => {
   it("an unknown temporary_id: Could not find a case with temporary_id '<tmp>'", async () => {
     await expectRefused([
       [
-        () => app.post([{ ...base, create: true, temporary_id: "real" }, { ...base, create: true, indices: child({ temporary_id: "ghost" }) }]),
+        () =>
+          app.post([
+            { ...base, create: true, temporary_id: "real" },
+            { ...base, create: true, indices: child({ temporary_id: "ghost" }) },
+          ]),
         "Error in row 2: Could not find a case with temporary_id 'ghost'",
       ],
     ]);
@@ -296,7 +337,11 @@ describe("bulk limits and row errors", () => {
         "Payload too large: you cannot submit more than 100 updates in a single request",
       ],
       [
-        () => app.put("", Array.from({ length: 101 }, () => ({ ...base, create: true }))),
+        () =>
+          app.put(
+            "",
+            Array.from({ length: 101 }, () => ({ ...base, create: true })),
+          ),
         "Payload too large: you cannot submit more than 100 updates in a single request",
       ],
     ]);
@@ -311,20 +356,22 @@ describe("bulk limits and row errors", () => {
     const missing = randomUUID();
     await expectRefused([
       [
-        () => app.post([
-          { ...base, create: true },
-          { case_type: "t", owner_id: "o", create: true },
-          { case_id: existing.case_id, create: false, case_name: "fine" },
-          { ...base, create: true, colour: "red" },
-        ]),
+        () =>
+          app.post([
+            { ...base, create: true },
+            { case_type: "t", owner_id: "o", create: true },
+            { case_id: existing.case_id, create: false, case_name: "fine" },
+            { ...base, create: true, colour: "red" },
+          ]),
         "Error in row 2: Property case_name is required.; Error in row 4: 'colour' is not a valid field.",
       ],
       [
-        () => app.put("", [
-          { case_id: missing, create: false },
-          { ...base, create: true },
-          { external_id: "nope", create: false },
-        ]),
+        () =>
+          app.put("", [
+            { case_id: missing, create: false },
+            { ...base, create: true },
+            { external_id: "nope", create: false },
+          ]),
         `Error in row 1: No case found with ID '${missing}'; Error in row 3: Could not find a case with external_id 'nope'`,
       ],
     ]);
@@ -395,7 +442,11 @@ describe("values PostgreSQL cannot store", () => {
   it.each([
     ["a property value", { properties: { p: "x\u0000" } }, "Error with case property 'p'. Values cannot contain the NUL character."],
     ["external_id", { external_id: "\u0000" }, "Error with case property 'external_id'. Values cannot contain the NUL character."],
-    ["an index id", { indices: { parent: { case_id: "a\u0000", case_type: "t", relationship: "child" } } }, "Error with case property 'case_id'. Values cannot contain the NUL character."],
+    [
+      "an index id",
+      { indices: { parent: { case_id: "a\u0000", case_type: "t", relationship: "child" } } },
+      "Error with case property 'case_id'. Values cannot contain the NUL character.",
+    ],
   ])("refuses a NUL character in %s with 400, never 500", async (_name, fields, message) => {
     const res = await app.post({ case_type: "t", case_name: "n", owner_id: "o", ...fields });
     expect(res.status).toBe(400);

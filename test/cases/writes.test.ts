@@ -133,7 +133,7 @@ describe("PUT {case_id}: update", () => {
     }
   });
 
-  it("external_id \"\" clears it; omitting external_id keeps it", async () => {
+  it('external_id "" clears it; omitting external_id keeps it', async () => {
     const c = await app.createCase({ external_id: "ext-keep" });
     const kept = await app.put(c.case_id, { case_name: "n2" });
     expect(kept.body.case.external_id).toBe("ext-keep");
@@ -334,13 +334,20 @@ describe("read-your-writes and field selection", () => {
     expect(Object.keys(single.body)).toEqual(["xform_id", "form_id", "case"]);
     expect(single.body.case).toEqual({ case_id: expect.stringMatching(UUID) });
 
-    const dotted = await app.http()
+    const dotted = await app
+      .http()
       .put(`${CASES}${single.body.case.case_id}?fields=case_name&fields.properties=b`)
       .set("Authorization", app.editor.authorization)
       .send({ case_name: "Z" });
     expect(dotted.body.case).toEqual({ case_name: "Z", properties: { b: "2" } });
 
-    const bulk = await app.post([{ ...base, create: true }, { ...base, create: true }], "?exclude=properties,indices,domain");
+    const bulk = await app.post(
+      [
+        { ...base, create: true },
+        { ...base, create: true },
+      ],
+      "?exclude=properties,indices,domain",
+    );
     expect(bulk.status).toBe(200);
     expect(Object.keys(bulk.body)).toEqual(["xform_id", "form_id", "cases"]);
     for (const c of bulk.body.cases) expect(Object.keys(c)).toEqual(CASE_KEYS.filter((k) => !["properties", "indices", "domain"].includes(k)));
@@ -375,7 +382,8 @@ describe("permissions and attribution", () => {
   });
 
   it("the request's User-Agent is stored as the form's device_id, with the caller as user", async () => {
-    const res = await app.http()
+    const res = await app
+      .http()
       .post(CASES)
       .set("Authorization", app.editor.authorization)
       .set("User-Agent", "field-app/2.1 (Android 14)")

@@ -40,7 +40,11 @@ describe("event bus", () => {
     try {
       const events = two.pubsub.subscribe("caseChanged");
       const large = { ...event, caseId: "large", caseType: "x".repeat(100_000) };
-      const sent = [...Array.from({ length: 50 }, (_, i) => ({ ...event, caseId: `a${i}` })), large, ...Array.from({ length: 50 }, (_, i) => ({ ...event, caseId: `b${i}` }))];
+      const sent = [
+        ...Array.from({ length: 50 }, (_, i) => ({ ...event, caseId: `a${i}` })),
+        large,
+        ...Array.from({ length: 50 }, (_, i) => ({ ...event, caseId: `b${i}` })),
+      ];
       for (const e of sent) one.pubsub.publish("caseChanged", e);
       const received = [];
       for (let i = 0; i < sent.length; i++) received.push((await events.next()).value);

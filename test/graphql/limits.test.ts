@@ -18,7 +18,12 @@ beforeEach(async () => {
 afterEach(() => app.close());
 
 const post = (query: string, extra: { operationName?: string; variables?: Record<string, unknown> } = {}) =>
-  app.http().post("/graphql").set("Authorization", user.authorization).set("Content-Type", "application/json").send({ query, ...extra });
+  app
+    .http()
+    .post("/graphql")
+    .set("Authorization", user.authorization)
+    .set("Content-Type", "application/json")
+    .send({ query, ...extra });
 
 const codesOf = (res: { body: { errors?: { extensions?: { code?: string } }[] } }) => (res.body.errors ?? []).map((e) => e.extensions?.code);
 
@@ -26,7 +31,8 @@ const codesOf = (res: { body: { errors?: { extensions?: { code?: string } }[] } 
 const fragmentBlowUp = (levels: number) =>
   `{ ...F0 } ${Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(" ")} fragment F${levels} on Query { __typename }`;
 
-const FULL_CASE = "caseId caseName caseType closed dateClosed dateOpened domain externalId indexedOn indices { name caseType caseId relationship } lastModified openedBy { id username } ownerId properties serverLastModified";
+const FULL_CASE =
+  "caseId caseName caseType closed dateClosed dateOpened domain externalId indexedOn indices { name caseType caseId relationship } lastModified openedBy { id username } ownerId properties serverLastModified";
 
 type Payload = { query: string; operationName?: string; variables?: Record<string, unknown> };
 
@@ -88,10 +94,18 @@ describe("GraphQL limits", () => {
 
   it("applies depth and cost over WebSocket too, with the same codes", async () => {
     const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
-    const client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0, lazy: true });
+    const client = createClient({
+      url,
+      webSocketImpl: WebSocket,
+      connectionParams: { Authorization: user.authorization },
+      retryAttempts: 0,
+      lazy: true,
+    });
     const codes = (query: string) => wsErrorCodes(client, { query });
     try {
-      expect(await codes('{ cases(domain: "demo") { nodes { parent { parent { parent { parent { parent { caseId } } } } } } } }')).toEqual(["GRAPHQL_VALIDATION_FAILED"]);
+      expect(await codes('{ cases(domain: "demo") { nodes { parent { parent { parent { parent { parent { caseId } } } } } } } }')).toEqual([
+        "GRAPHQL_VALIDATION_FAILED",
+      ]);
       expect(await codes('{ cases(domain: "demo", first: 5000) { nodes { caseId children { caseId } } } }')).toEqual(["QUERY_TOO_COMPLEX"]);
       expect(await codes('{ cases(domain: "demo", first: 10) { totalCount } }')).toEqual([]);
     } finally {
@@ -100,10 +114,16 @@ describe("GraphQL limits", () => {
   });
 
   it("counts depth through fragments, and neither loops nor throws on a fragment cycle or an unknown fragment", async () => {
-    const deep = await post('{ cases(domain: "demo") { nodes { ...P } } } fragment P on Case { parent { parent { parent { parent { parent { caseId } } } } } }');
+    const deep = await post(
+      '{ cases(domain: "demo") { nodes { ...P } } } fragment P on Case { parent { parent { parent { parent { parent { caseId } } } } } }',
+    );
     expect(deep.status).toBe(400);
     expect(deep.body.errors[0].message).toMatch(/exceeds maximum operation depth of 6/);
-    for (const query of ["{ me { ...F } } fragment F on User { ...F }", "{ me { ...F } } fragment F on User { ...G } fragment G on User { id ...F }", "{ me { ...Nope } }"]) {
+    for (const query of [
+      "{ me { ...F } } fragment F on User { ...F }",
+      "{ me { ...F } } fragment F on User { ...G } fragment G on User { id ...F }",
+      "{ me { ...Nope } }",
+    ]) {
       const res = await post(query);
       expect(res.status, query).toBe(400);
       expect(new Set(codesOf(res)), query).toEqual(new Set(["GRAPHQL_VALIDATION_FAILED"]));
@@ -113,11 +133,17 @@ describe("GraphQL limits", () => {
   it("a few fragments spread twice each (2^20 selections) are QUERY_TOO_COMPLEX, not an internal error", async () => {
     const res = await post(fragmentBlowUp(20));
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ message: "Query is too expensive: it has more than 10000 selections once its fragments are spread.", extensions: { code: "QUERY_TOO_COMPLEX" } }]);
+    expect(res.body.errors).toEqual([
+      {
+        message: "Query is too expensive: it has more than 10000 selections once its fragments are spread.",
+        extensions: { code: "QUERY_TOO_COMPLEX" },
+      },
+    ]);
   });
 
   it("prices the operation that runs: operationName picks it among several", async () => {
-    const document = 'query Cheap { cases(domain: "demo", first: 10) { totalCount } } query Costly { cases(domain: "demo", first: 5000) { nodes { children { caseId } } } }';
+    const document =
+      'query Cheap { cases(domain: "demo", first: 10) { totalCount } } query Costly { cases(domain: "demo", first: 5000) { nodes { children { caseId } } } }';
     expect((await post(document, { operationName: "Cheap" })).status).toBe(200);
     expect(codesOf(await post(document, { operationName: "Costly" }))).toEqual(["QUERY_TOO_COMPLEX"]);
   });
@@ -129,28 +155,43 @@ describe("GraphQL limits", () => {
       expect(res.body.errors[0].message).toBe(`Unknown operation named "${operationName}".`);
     }
     const missing = await post('query Q($n: Int!) { cases(domain: "demo", first: $n) { totalCount } }', { variables: {} });
-    expect([missing.status, missing.body.errors]).toEqual([400, [expect.objectContaining({ message: 'Variable "$n" of required type "Int!" was not provided.', extensions: { code: "BAD_USER_INPUT" } })]]);
+    expect([missing.status, missing.body.errors]).toEqual([
+      400,
+      [expect.objectContaining({ message: 'Variable "$n" of required type "Int!" was not provided.', extensions: { code: "BAD_USER_INPUT" } })],
+    ]);
     const wrong = await post('query Q($n: Int!) { cases(domain: "demo", first: $n) { totalCount } }', { variables: { n: "ten" } });
     expect([wrong.status, codesOf(wrong)]).toEqual([400, ["BAD_USER_INPUT"]]);
     // the variables still count toward the cost once they coerce
-    expect(codesOf(await post('query Q($n: Int!) { cases(domain: "demo", first: $n) { nodes { children { caseId } } } }', { variables: { n: 5000 } }))).toEqual(["QUERY_TOO_COMPLEX"]);
+    expect(
+      codesOf(await post('query Q($n: Int!) { cases(domain: "demo", first: $n) { nodes { children { caseId } } } }', { variables: { n: 5000 } })),
+    ).toEqual(["QUERY_TOO_COMPLEX"]);
   });
 
   it("refuses a subscription over HTTP with 400 BAD_REQUEST, before it runs", async () => {
     const res = await post('subscription { caseChanged(domain: "demo") { caseId } }');
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ message: "Subscriptions are served over WebSocket (graphql-transport-ws) on /graphql.", extensions: { code: "BAD_REQUEST" } }]);
+    expect(res.body.errors).toEqual([
+      { message: "Subscriptions are served over WebSocket (graphql-transport-ws) on /graphql.", extensions: { code: "BAD_REQUEST" } },
+    ]);
   });
 
   it("over WebSocket, the client's mistakes that Apollo answers over HTTP get the same codes", async () => {
     const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
-    const client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0, lazy: true });
+    const client = createClient({
+      url,
+      webSocketImpl: WebSocket,
+      connectionParams: { Authorization: user.authorization },
+      retryAttempts: 0,
+      lazy: true,
+    });
     const codes = (payload: Payload) => wsErrorCodes(client, payload);
     try {
       expect(new Set(await codes({ query: "{ me { ...F } } fragment F on User { ...F }" }))).toEqual(new Set(["GRAPHQL_VALIDATION_FAILED"]));
       expect(await codes({ query: "{ me { username } }", operationName: "Nope" })).toEqual(["OPERATION_RESOLUTION_FAILURE"]);
       expect(await codes({ query: "query A { me { id } } query B { me { id } }" })).toEqual(["OPERATION_RESOLUTION_FAILURE"]);
-      expect(await codes({ query: "query Q($n: Int!) { cases(domain: \"demo\", first: $n) { totalCount } }", variables: {} })).toEqual(["BAD_USER_INPUT"]);
+      expect(await codes({ query: 'query Q($n: Int!) { cases(domain: "demo", first: $n) { totalCount } }', variables: {} })).toEqual([
+        "BAD_USER_INPUT",
+      ]);
       expect(await codes({ query: fragmentBlowUp(20) })).toEqual(["QUERY_TOO_COMPLEX"]);
       expect(await codes({ query: "query A { me { id } } query B { me { username } }", operationName: "B" })).toEqual([]);
     } finally {
@@ -165,7 +206,7 @@ describe("GraphQL limits", () => {
   });
 
   it("blocks a GET query without a preflight header (CSRF prevention) and serves it with one", async () => {
-    const query = encodeURIComponent('{ me { username } }');
+    const query = encodeURIComponent("{ me { username } }");
     const blocked = await app.http().get(`/graphql?query=${query}`).set("Authorization", user.authorization);
     expect(blocked.status).toBe(400);
     const allowed = await app.http().get(`/graphql?query=${query}`).set("Authorization", user.authorization).set("apollo-require-preflight", "true");

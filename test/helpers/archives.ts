@@ -229,7 +229,6 @@ export const md5 = (data: Buffer) => createHash("md5").update(data).digest("hex"
 
 // ---- the Import App API over HTTP (supertest) ------------------------------------------------
 
-
 export const appsBase = (domain: string) => `/a/${domain}/apps/api`;
 
 export interface ImportOptions {
@@ -318,9 +317,7 @@ export function getMediaFile(app: TestApp, authorization: string, domain: string
 
 /** An application source whose form XML (in `_attachments`) and multimedia_map reference `paths`. */
 export function appSource(options: { paths?: string[]; mapPaths?: string[]; docType?: string | null; extra?: Record<string, unknown> } = {}) {
-  const xml = (options.paths ?? [])
-    .map((p) => `<text id="q-${p.length}"><value form="image">${p}</value></text>`)
-    .join("");
+  const xml = (options.paths ?? []).map((p) => `<text id="q-${p.length}"><value form="image">${p}</value></text>`).join("");
   const source: Record<string, unknown> = {
     ...(options.docType === null ? {} : { doc_type: options.docType ?? "Application" }),
     name: "Source name",

@@ -14,8 +14,20 @@ export interface CaseTestApp extends TestApp {
 
 /** CONTRACT §2 case serialization keys, in order. */
 export const CASE_KEYS = [
-  "domain", "case_id", "case_type", "case_name", "external_id", "owner_id", "date_opened", "last_modified",
-  "server_last_modified", "indexed_on", "closed", "date_closed", "properties", "indices",
+  "domain",
+  "case_id",
+  "case_type",
+  "case_name",
+  "external_id",
+  "owner_id",
+  "date_opened",
+  "last_modified",
+  "server_last_modified",
+  "indexed_on",
+  "closed",
+  "date_closed",
+  "properties",
+  "indices",
 ];
 
 export const CASES = "/a/demo/api/case/v2/";
@@ -26,9 +38,17 @@ export async function buildCaseApp(): Promise<CaseTestApp> {
   const editor = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_data"] });
   const reader = await createUser(app, { domain: "demo", permissions: ["access_api", "view_data"] });
   const post = (body: unknown, query = "") =>
-    app.http().post(`${CASES}${query}`).set("Authorization", editor.authorization).send(body as object);
+    app
+      .http()
+      .post(`${CASES}${query}`)
+      .set("Authorization", editor.authorization)
+      .send(body as object);
   const put = (path: string, body: unknown) =>
-    app.http().put(`${CASES}${path}`).set("Authorization", editor.authorization).send(body as object);
+    app
+      .http()
+      .put(`${CASES}${path}`)
+      .set("Authorization", editor.authorization)
+      .send(body as object);
   const get = (path: string) => app.http().get(`${CASES}${path}`).set("Authorization", editor.authorization);
   let counter = 0;
   return {

@@ -94,7 +94,15 @@ export function countQueries(db: Database): { db: Database; count: () => number;
   };
   const prisma = clientFor(counted);
   return {
-    db: { ...db, prisma, adapterFactory: counted, close: async () => { await prisma.$disconnect(); await db.close(); } },
+    db: {
+      ...db,
+      prisma,
+      adapterFactory: counted,
+      close: async () => {
+        await prisma.$disconnect();
+        await db.close();
+      },
+    },
     count: () => count,
     reset: () => void (count = 0),
   };

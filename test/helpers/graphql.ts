@@ -16,5 +16,4 @@ export async function gql<TResult, TVariables>(
 }
 
 /** The `extensions.code` of each error, in order. */
-export const errorCodes = (body: FormattedExecutionResult<unknown>) =>
-  (body.errors ?? []).map((e) => e.extensions?.code);
+export const errorCodes = (body: FormattedExecutionResult<unknown>) => (body.errors ?? []).map((e) => e.extensions?.code);

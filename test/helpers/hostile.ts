@@ -192,6 +192,7 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.string({ unit: "grapheme", maxLength: 20 }) },
   {
     weight: 2,
+    // biome-ignore format: a list of hostile values, packed
     arbitrary: fc.constantFrom(
       "", " ", "\u0000", "null", "undefined", "NaN", "true", "0", "-1", "1e309", "[]", "{}", "__proto__", "constructor",
       "toString", "hasOwnProperty", "' OR 1=1 --", "\"; DROP TABLE cases; --", "$where", "../../etc/passwd", "..",
@@ -235,9 +236,33 @@ export const hostileJsonValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 
 /** Bodies that are not valid JSON, or JSON of a shape nobody expects. */
 export const rawBody: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom("", " ", "{", "[", "{]", '{"a":}', "{'a': 1}", "nul", "tru", "undefined", "NaN", "Infinity",
-    "\ufeff{}", "{}garbage", '"unterminated', "[1,]", '{"a":1,}', "\u0000", "0x10", "--1", "{\"__proto__\": {\"polluted\": 1}}",
-    "1e999999", "-", "[][]", '{"a":1}{"b":2}'),
+  fc.constantFrom(
+    "",
+    " ",
+    "{",
+    "[",
+    "{]",
+    '{"a":}',
+    "{'a': 1}",
+    "nul",
+    "tru",
+    "undefined",
+    "NaN",
+    "Infinity",
+    "\ufeff{}",
+    "{}garbage",
+    '"unterminated',
+    "[1,]",
+    '{"a":1,}',
+    "\u0000",
+    "0x10",
+    "--1",
+    '{"__proto__": {"polluted": 1}}',
+    "1e999999",
+    "-",
+    "[][]",
+    '{"a":1}{"b":2}',
+  ),
   fc.string({ unit: "binary", maxLength: 200 }),
   deepJson,
   hostileJsonValue.map((v) => JSON.stringify(v) ?? "null"),
@@ -263,13 +288,61 @@ export function queryString(keys: string[]): fc.Arbitrary<string> {
     { weight: 4, arbitrary: fc.constantFrom(...keys) },
     { weight: 1, arbitrary: fc.constantFrom(...keys).map((k) => `${k}[]`) },
     { weight: 1, arbitrary: fc.constantFrom(...keys).map((k) => `${k}[0]`) },
-    { weight: 1, arbitrary: fc.constantFrom("", "[", "]", "a[b]c", "__proto__", "constructor", "%", "%ZZ", "%00", "%2e", "fields.", "properties.", "indices.", "last_modified.", "last_modified.between", ".", "..") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        "",
+        "[",
+        "]",
+        "a[b]c",
+        "__proto__",
+        "constructor",
+        "%",
+        "%ZZ",
+        "%00",
+        "%2e",
+        "fields.",
+        "properties.",
+        "indices.",
+        "last_modified.",
+        "last_modified.between",
+        ".",
+        "..",
+      ),
+    },
     { weight: 1, arbitrary: hostileUrlString.map(encodeLoosely) },
   );
   const value = fc.oneof(
-    fc.constantFrom("", "0", "-1", "1.5", "1e3", "99999999999999999999999", "-0", "+5", " 5", "NaN", "Infinity", "0x10", "5000", "5001",
-      "2024-01-01", "2020-02-30", "2024-01-01T00:00:00+25:00", "json", "xml", "last_modified", "-last_modified", "%", "%ZZ", "%00",
-      "a,b", ",", "true", "false"),
+    fc.constantFrom(
+      "",
+      "0",
+      "-1",
+      "1.5",
+      "1e3",
+      "99999999999999999999999",
+      "-0",
+      "+5",
+      " 5",
+      "NaN",
+      "Infinity",
+      "0x10",
+      "5000",
+      "5001",
+      "2024-01-01",
+      "2020-02-30",
+      "2024-01-01T00:00:00+25:00",
+      "json",
+      "xml",
+      "last_modified",
+      "-last_modified",
+      "%",
+      "%ZZ",
+      "%00",
+      "a,b",
+      ",",
+      "true",
+      "false",
+    ),
     fc.integer().map(String),
     fc.double().map(String),
     hostileUrlString.map(encodeLoosely),
@@ -287,9 +360,50 @@ export function queryString(keys: string[]): fc.Arbitrary<string> {
 
 /** Path segments: encoded slashes and dots, percent garbage, NUL, unicode, huge. */
 export const pathSegment: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom("%2F", "a%2Fb", "%2f..%2f", "%2e", "%2e%2e", ".", "..", "...", "%", "%Z", "%ZZ", "%E0%A4%A", "%C0%AF", "%00",
-    "a%00b", "%FF%FE", "%ED%A0%80", ",", ",,", "a,b,", "-", "_", "%20", "+", "~", "%7E", ";x=1", "a;b", "*", "$", "(", ")", "'",
-    "@", "!", "%25", "%2525", "ext", "bulk-fetch", "status", "file", "multimedia"),
+  fc.constantFrom(
+    "%2F",
+    "a%2Fb",
+    "%2f..%2f",
+    "%2e",
+    "%2e%2e",
+    ".",
+    "..",
+    "...",
+    "%",
+    "%Z",
+    "%ZZ",
+    "%E0%A4%A",
+    "%C0%AF",
+    "%00",
+    "a%00b",
+    "%FF%FE",
+    "%ED%A0%80",
+    ",",
+    ",,",
+    "a,b,",
+    "-",
+    "_",
+    "%20",
+    "+",
+    "~",
+    "%7E",
+    ";x=1",
+    "a;b",
+    "*",
+    "$",
+    "(",
+    ")",
+    "'",
+    "@",
+    "!",
+    "%25",
+    "%2525",
+    "ext",
+    "bulk-fetch",
+    "status",
+    "file",
+    "multimedia",
+  ),
   fc.uuid().map(String),
   hostileUrlString.map(encodeLoosely),
   fc.string({ unit: fc.constantFrom("a", "-", "_", ","), maxLength: 10 }),
@@ -310,7 +424,14 @@ export function mutatedObject(base: Record<string, unknown>, fields: Record<stri
   const names = Object.keys(fields);
   const mutation = fc.oneof(
     { weight: 4, arbitrary: fc.tuple(fc.constant("set" as const), fc.constantFrom(...names), fc.oneof(wrongValue, hostileJsonValue, hostileString)) },
-    { weight: 3, arbitrary: fc.tuple(fc.constant("set" as const), fc.constantFrom(...names), fc.constantFrom(...names).chain((n) => fields[n])) },
+    {
+      weight: 3,
+      arbitrary: fc.tuple(
+        fc.constant("set" as const),
+        fc.constantFrom(...names),
+        fc.constantFrom(...names).chain((n) => fields[n]),
+      ),
+    },
     { weight: 1, arbitrary: fc.tuple(fc.constant("delete" as const), fc.constantFrom(...names), fc.constant(undefined)) },
     { weight: 1, arbitrary: fc.tuple(fc.constant("set" as const), hostileString, hostileJsonValue) },
   );
@@ -360,7 +481,13 @@ export class StatusTally {
   }
   toString(): string {
     return [...this.counts]
-      .map(([p, byStatus]) => `${p}: ${[...byStatus].sort((a, b) => a[0] - b[0]).map(([s, c]) => `${s}×${c}`).join(" ")}`)
+      .map(
+        ([p, byStatus]) =>
+          `${p}: ${[...byStatus]
+            .sort((a, b) => a[0] - b[0])
+            .map(([s, c]) => `${s}×${c}`)
+            .join(" ")}`,
+      )
       .join("\n");
   }
 }

@@ -20,8 +20,17 @@ export interface LocationTestApp extends TestApp {
 
 /** CONTRACT §3 location serialization keys, in order. */
 export const LOCATION_KEYS = [
-  "domain", "last_modified", "latitude", "location_data", "location_id", "location_type_code",
-  "location_type_name", "longitude", "name", "parent_location_id", "site_code",
+  "domain",
+  "last_modified",
+  "latitude",
+  "location_data",
+  "location_id",
+  "location_type_code",
+  "location_type_name",
+  "longitude",
+  "name",
+  "parent_location_id",
+  "site_code",
 ];
 
 export const LOCATIONS = "/a/demo/api/location/v2/";
@@ -46,14 +55,29 @@ export async function buildLocationApp(wrapDb?: Parameters<typeof build>[1]): Pr
   const editor = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_locations"] });
   const reader = await createUser(app, { domain: "demo", permissions: ["access_api", "view_locations"] });
   const auth = editor.authorization;
-  const post = (body: unknown, path = "") => app.http().post(`${LOCATIONS}${path}`).set("Authorization", auth).send(body as object);
+  const post = (body: unknown, path = "") =>
+    app
+      .http()
+      .post(`${LOCATIONS}${path}`)
+      .set("Authorization", auth)
+      .send(body as object);
   return {
     ...app,
     editor,
     reader,
     post,
-    put: (path, body) => app.http().put(`${LOCATIONS}${path}`).set("Authorization", auth).send(body as object),
-    patch: (body) => app.http().patch(LOCATIONS).set("Authorization", auth).send(body as object),
+    put: (path, body) =>
+      app
+        .http()
+        .put(`${LOCATIONS}${path}`)
+        .set("Authorization", auth)
+        .send(body as object),
+    patch: (body) =>
+      app
+        .http()
+        .patch(LOCATIONS)
+        .set("Authorization", auth)
+        .send(body as object),
     get: (path) => app.http().get(`${LOCATIONS}${path}`).set("Authorization", auth),
     async createLocation(fields) {
       const res = await post(fields);

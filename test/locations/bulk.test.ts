@@ -16,8 +16,7 @@ afterEach(() => app.close());
 type Loc = Record<string, any>;
 
 /** Every location row, as PostgreSQL prints it, in id order: byte-for-byte comparable. */
-const dump = async () =>
-  (await app.db.prisma.$queryRaw<{ r: string }[]>`SELECT l::text AS r FROM locations l ORDER BY id`).map((x) => x.r);
+const dump = async () => (await app.db.prisma.$queryRaw<{ r: string }[]>`SELECT l::text AS r FROM locations l ORDER BY id`).map((x) => x.r);
 
 /** PATCHes `body`, expects 400 with exactly {"error": message} and an unchanged table. */
 async function refused(body: unknown, message?: string) {
@@ -122,14 +121,26 @@ describe("atomic: one bad item → 400 {error: <first failure>} and the database
   it("each item is validated like create or update, with the same messages", async () => {
     const kenya = await app.createLocation({ name: "Kenya", location_type_code: "country", site_code: "ke" });
     const zone = await app.createLocation({ name: "Zone", location_type_code: "zone" });
-    await refused({ objects: [{ location_type_code: "country" }] }, "'name' and 'location_type_code' are required fields when creating a new location.");
+    await refused(
+      { objects: [{ location_type_code: "country" }] },
+      "'name' and 'location_type_code' are required fields when creating a new location.",
+    );
     await refused({ objects: [{ name: "A", location_type_code: "country", colour: "red" }] }, "Invalid fields were included in request: ['colour'].");
     await refused({ objects: [{ location_id: kenya.location_id, colour: "red" }] }, "Invalid fields were included in request: ['colour'].");
-    await refused({ objects: [{ name: "A", location_type_code: "state", parent_location_id: "00000000-0000-4000-8000-000000000000" }] }, "Could not find parent location with the given ID.");
-    await refused({ objects: [{ name: "A", location_type_code: "state", parent_location_id: zone.location_id }] }, "The selected parent location cannot have child locations!");
+    await refused(
+      { objects: [{ name: "A", location_type_code: "state", parent_location_id: "00000000-0000-4000-8000-000000000000" }] },
+      "Could not find parent location with the given ID.",
+    );
+    await refused(
+      { objects: [{ name: "A", location_type_code: "state", parent_location_id: zone.location_id }] },
+      "The selected parent location cannot have child locations!",
+    );
     await refused({ objects: [{ name: "Kenya", location_type_code: "zone" }] }, "Location with same name and parent already exists.");
     await refused({ objects: [{ name: "A", location_type_code: "country", site_code: "KE" }] }, "another location already uses this site code");
-    await refused({ objects: [{ name: "A", location_type_code: "country", site_code: "a b" }] }, "The site code cannot contain spaces or special characters.");
+    await refused(
+      { objects: [{ name: "A", location_type_code: "country", site_code: "a b" }] },
+      "The site code cannot contain spaces or special characters.",
+    );
     await refused({ objects: [{ name: "A", location_type_code: "country", location_data: "x" }] });
     await refused({ objects: [{ location_id: "00000000-0000-4000-8000-000000000000", name: "A" }] });
     await refused({ objects: ["not an object"] });
@@ -139,14 +150,24 @@ describe("atomic: one bad item → 400 {error: <first failure>} and the database
 describe("items see the effects of the items before them", () => {
   it("site_code uniqueness across items, case-insensitively", async () => {
     await refused(
-      { objects: [{ name: "A", location_type_code: "country", site_code: "dup" }, { name: "B", location_type_code: "country", site_code: "DUP" }] },
+      {
+        objects: [
+          { name: "A", location_type_code: "country", site_code: "dup" },
+          { name: "B", location_type_code: "country", site_code: "DUP" },
+        ],
+      },
       "another location already uses this site code",
     );
   });
 
   it("sibling names across items", async () => {
     await refused(
-      { objects: [{ name: "A", location_type_code: "country" }, { name: "A", location_type_code: "zone" }] },
+      {
+        objects: [
+          { name: "A", location_type_code: "country" },
+          { name: "A", location_type_code: "zone" },
+        ],
+      },
       "Location with same name and parent already exists.",
     );
   });
@@ -209,7 +230,12 @@ describe("permissions", () => {
       .http()
       .patch(LOCATIONS)
       .set("Authorization", app.reader.authorization)
-      .send({ objects: [{ name: "New", location_type_code: "country" }, { location_id: kenya.location_id, name: "X" }] });
+      .send({
+        objects: [
+          { name: "New", location_type_code: "country" },
+          { location_id: kenya.location_id, name: "X" },
+        ],
+      });
     expect(res.status).toBe(403);
     expect(Object.keys(res.body)).toEqual(["error"]);
     expect(await dump()).toEqual(before);

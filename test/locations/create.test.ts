@@ -98,7 +98,10 @@ describe(`required: ${REQUIRED}`, () => {
 
 describe("unknown keys: Invalid fields were included in request: [<keys>].", () => {
   it("names every unknown key, in request order", async () => {
-    await refused({ name: "Kenya", location_type_code: "country", colour: "red", size: "L" }, "Invalid fields were included in request: ['colour', 'size'].");
+    await refused(
+      { name: "Kenya", location_type_code: "country", colour: "red", size: "L" },
+      "Invalid fields were included in request: ['colour', 'size'].",
+    );
   });
 
   it("location_id is not a create field", async () => {
@@ -115,7 +118,10 @@ describe("parent must exist in the domain: Could not find parent location with t
     await (await app.services.locationTypes.in(app.root, "other", "admin")).create({ code: "country", name: "Country" });
     const elsewhere = await (await app.services.locations.in(app.root, "other", "write")).create({ name: "Elsewhere", typeCode: "country" });
     for (const parent of ["00000000-0000-4000-8000-000000000000", "nope", elsewhere.id]) {
-      await refused({ name: "Nairobi", location_type_code: "state", parent_location_id: parent }, "Could not find parent location with the given ID.");
+      await refused(
+        { name: "Nairobi", location_type_code: "state", parent_location_id: parent },
+        "Could not find parent location with the given ID.",
+      );
     }
   });
 });
@@ -135,7 +141,10 @@ describe("type must be a valid child type of the parent's type: Location type no
 
   it("a parent whose type has no child types: The selected parent location cannot have child locations!", async () => {
     const zone = await app.createLocation({ name: "Zone 1", location_type_code: "zone" });
-    await refused({ name: "X", location_type_code: "state", parent_location_id: zone.location_id }, "The selected parent location cannot have child locations!");
+    await refused(
+      { name: "X", location_type_code: "state", parent_location_id: zone.location_id },
+      "The selected parent location cannot have child locations!",
+    );
   });
 });
 
@@ -223,7 +232,10 @@ describe("location_data must be an object of string values", () => {
       .send('{"name": "Kenya", "location_type_code": "country", "location_data": {"__proto__": "p", "ok": "1"}}');
     expect(res.status).toBe(201);
     const read = await app.get(`${res.body.location_id}?format=json`);
-    expect(Object.entries(read.body.location_data).sort()).toEqual([["__proto__", "p"], ["ok", "1"]]);
+    expect(Object.entries(read.body.location_data).sort()).toEqual([
+      ["__proto__", "p"],
+      ["ok", "1"],
+    ]);
     expect(read.text).toContain('"__proto__":"p"');
     // and an update that does not touch location_data keeps it
     const renamed = await app.put(res.body.location_id, { name: "Kenia" });
@@ -261,7 +273,12 @@ describe("payloads", () => {
 
   it("a JSON body that is not an object, or a non-string name, is a 400 with an error body", async () => {
     for (const body of [[], "Kenya", 5, { name: 5, location_type_code: "country" }, { name: "K", location_type_code: ["country"] }]) {
-      const res = await app.http().post(LOCATIONS).set("Authorization", app.editor.authorization).set("Content-Type", "application/json").send(JSON.stringify(body));
+      const res = await app
+        .http()
+        .post(LOCATIONS)
+        .set("Authorization", app.editor.authorization)
+        .set("Content-Type", "application/json")
+        .send(JSON.stringify(body));
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(Object.keys(res.body)).toEqual(["error"]);
     }
@@ -271,7 +288,11 @@ describe("payloads", () => {
 
 describe("permissions: only edit_locations writes", () => {
   it("a reader gets 403 and nothing is created; no credentials is 401", async () => {
-    const res = await app.http().post(LOCATIONS).set("Authorization", app.reader.authorization).send({ name: "Kenya", location_type_code: "country" });
+    const res = await app
+      .http()
+      .post(LOCATIONS)
+      .set("Authorization", app.reader.authorization)
+      .send({ name: "Kenya", location_type_code: "country" });
     expect(res.status).toBe(403);
     expect(Object.keys(res.body)).toEqual(["error"]);
     const anonymous = await app.http().post(LOCATIONS).send({ name: "Kenya", location_type_code: "country" });

@@ -94,7 +94,11 @@ describe("404 when not in the domain", () => {
 
 describe("paths (CONTRACT §1): trailing slash optional; wrong method 405", () => {
   it("list, detail, create and update answer with or without the trailing slash, never a redirect", async () => {
-    const created = await app.http().post("/a/demo/api/location/v2").set("Authorization", app.editor.authorization).send({ name: "Kenya", location_type_code: "country" });
+    const created = await app
+      .http()
+      .post("/a/demo/api/location/v2")
+      .set("Authorization", app.editor.authorization)
+      .send({ name: "Kenya", location_type_code: "country" });
     expect(created.status).toBe(201);
     const id = created.body.location_id;
     const list = await app.http().get("/a/demo/api/location/v2?format=json").set("Authorization", app.editor.authorization);

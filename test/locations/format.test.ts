@@ -15,7 +15,6 @@ beforeEach(async () => {
 });
 afterEach(() => app.close());
 
-
 /** A parsed element: name, attributes, child elements in document order, text. */
 interface El {
   name: string;
@@ -37,7 +36,10 @@ function toEl(node: Record<string, any>): El {
   const name = Object.keys(node).find((k) => k !== ":@")!;
   const content: Record<string, any>[] = node[name];
   const children = content.filter((c) => !("#text" in c)).map(toEl);
-  const text = content.filter((c) => "#text" in c).map((c) => String(c["#text"])).join("");
+  const text = content
+    .filter((c) => "#text" in c)
+    .map((c) => String(c["#text"]))
+    .join("");
   return { name, attrs: node[":@"] ?? {}, children, text };
 }
 
@@ -138,7 +140,7 @@ describe("XML shapes", () => {
     expect(child(object, "domain").text).toBe("demo");
   });
 
-  it("detail: root <object>, one element per field in contract order; nulls are <x type=\"null\"/>; values equal the JSON", async () => {
+  it('detail: root <object>, one element per field in contract order; nulls are <x type="null"/>; values equal the JSON', async () => {
     const made = await app.createLocation({
       name: "Kenya",
       location_type_code: "country",
@@ -195,7 +197,14 @@ describe("XML shapes", () => {
     const root = parseXml((await asEditor(`${LOCATIONS}${made.location_id}`)).text);
     const data = child(root, "location_data");
     const pairs = data.children.map((c) => [c.attrs.key ?? c.name, c.text]).sort();
-    expect(pairs).toEqual([["9lives", "a"], ["__proto__", "c"], ["constructor", "f"], ["ok", "d"], ["value", "e"], ["with space", "b"]]);
+    expect(pairs).toEqual([
+      ["9lives", "a"],
+      ["__proto__", "c"],
+      ["constructor", "f"],
+      ["ok", "d"],
+      ["value", "e"],
+      ["with space", "b"],
+    ]);
   });
 
   it("control characters that XML 1.0 cannot carry never make the document ill-formed", async () => {

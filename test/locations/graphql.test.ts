@@ -69,7 +69,13 @@ async function seedTree() {
   const district = await app.createLocation({ name: "Hills", location_type_code: "district", parent_location_id: state.location_id });
   const other = await app.createLocation({ name: "Coast", location_type_code: "district", parent_location_id: state.location_id });
   const facility = await app.createLocation({ name: "Clinic 1", location_type_code: "facility", parent_location_id: district.location_id });
-  ids = { country: country.location_id, state: state.location_id, district: district.location_id, other: other.location_id, facility: facility.location_id };
+  ids = {
+    country: country.location_id,
+    state: state.location_id,
+    district: district.location_id,
+    other: other.location_id,
+    facility: facility.location_id,
+  };
 }
 
 describe("locations over GraphQL", () => {
@@ -108,9 +114,7 @@ describe("locations over GraphQL", () => {
     });
     expect(leafParent.body.errors![0].message).toBe("The selected parent location cannot have child locations!");
     const missing = await gql(app, app.editor.authorization, Create, { domain: "demo", input: { name: "X" } });
-    expect(missing.body.errors![0].message).toBe(
-      "'name' and 'location_type_code' are required fields when creating a new location.",
-    );
+    expect(missing.body.errors![0].message).toBe("'name' and 'location_type_code' are required fields when creating a new location.");
   });
 
   it("creates, updates and bulk-writes through the same service, site codes generated", async () => {
@@ -123,7 +127,10 @@ describe("locations over GraphQL", () => {
     expect(updated.body.data!.updateLocation.name).toBe("Shore");
     const bulk = await gql(app, app.editor.authorization, Bulk, {
       domain: "demo",
-      items: [{ name: "Clinic 3", locationTypeCode: "facility", parentLocationId: ids.other }, { locationId: ids.other, name: "Bay" }],
+      items: [
+        { name: "Clinic 3", locationTypeCode: "facility", parentLocationId: ids.other },
+        { locationId: ids.other, name: "Bay" },
+      ],
     });
     expect(bulk.body.data!.bulkLocations).toHaveLength(2);
     expect(bulk.body.data!.bulkLocations[1]).toBe(ids.other);

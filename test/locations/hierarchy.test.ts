@@ -42,7 +42,11 @@ describe("a 5-level hierarchy: country → state → district → facility → (
         expect(res.body, `${wrong} under ${parentType}`).toEqual({ error: NOT_VALID });
       }
       expect(await app.db.prisma.location.count()).toBe(before);
-      made[childType] = await app.createLocation({ name: `The ${childType}`, location_type_code: childType, ...(parent ? { parent_location_id: parent } : {}) });
+      made[childType] = await app.createLocation({
+        name: `The ${childType}`,
+        location_type_code: childType,
+        ...(parent ? { parent_location_id: parent } : {}),
+      });
       expect(made[childType].parent_location_id).toBe(parent);
       expect(made[childType].location_type_code).toBe(childType);
     }

@@ -55,7 +55,11 @@ describe("Location API and location types: unpaired surrogates and NUL (PGlite c
 
   it("refuses a name, site code or parent id with unpaired surrogates (400), on create and update", async () => {
     const root = await app.createLocation({ name: "Land", location_type_code: "country" });
-    for (const [field, value] of [["name", "a\udfff\udfffb"], ["site_code", "s\udc00\udc01"], ["parent_location_id", "\udfff\udfff"]] as const) {
+    for (const [field, value] of [
+      ["name", "a\udfff\udfffb"],
+      ["site_code", "s\udc00\udc01"],
+      ["parent_location_id", "\udfff\udfff"],
+    ] as const) {
       const created = await app.post({ name: "Zone", location_type_code: "zone", [field]: value });
       expect([created.status, created.body]).toEqual([400, { error: `'${field}' cannot contain an unpaired surrogate.` }]);
       const updated = await app.put(root.location_id, { [field]: value });
@@ -67,7 +71,7 @@ describe("Location API and location types: unpaired surrogates and NUL (PGlite c
     await app.createLocation({ name: "Land", location_type_code: "country" });
     const res = await graphql(
       app.reader.authorization,
-      "query($v: String!) { locations(domain: \"demo\", filter: { name: $v, siteCode: $v }) { totalCount } locationBySiteCode(domain: \"demo\", siteCode: $v) { name } }",
+      'query($v: String!) { locations(domain: "demo", filter: { name: $v, siteCode: $v }) { totalCount } locationBySiteCode(domain: "demo", siteCode: $v) { name } }',
       { v: "x\udfff\udfff" },
     );
     expect(res.body).toEqual({ data: { locations: { totalCount: 0 }, locationBySiteCode: null } });
@@ -76,18 +80,34 @@ describe("Location API and location types: unpaired surrogates and NUL (PGlite c
   it("answers a superuser's location type mutations naming a domain or code with NUL or unpaired surrogates NOT_FOUND, not a 500", async () => {
     const { createUser } = await import("../helpers/app.ts");
     const root = await createUser(app, { superuser: true });
-    for (const [domain, code] of [["de\u0000mo", "country"], ["\udfff\udfff", "country"], ["demo", "coun\u0000try"], ["demo", "\udc00\udc00"]]) {
+    for (const [domain, code] of [
+      ["de\u0000mo", "country"],
+      ["\udfff\udfff", "country"],
+      ["demo", "coun\u0000try"],
+      ["demo", "\udc00\udc00"],
+    ]) {
       for (const query of [
-        "mutation($d: String!, $c: String!) { updateLocationType(domain: $d, code: $c, name: \"N\") { code } }",
+        'mutation($d: String!, $c: String!) { updateLocationType(domain: $d, code: $c, name: "N") { code } }',
         "mutation($d: String!, $c: String!) { deleteLocationType(domain: $d, code: $c) }",
       ]) {
         const res = await graphql(root.authorization, query, { d: domain, c: code });
-        expect(res.body.errors?.map((e: { extensions: { code: string } }) => e.extensions.code), JSON.stringify(res.body)).toEqual(["NOT_FOUND"]);
+        expect(
+          res.body.errors?.map((e: { extensions: { code: string } }) => e.extensions.code),
+          JSON.stringify(res.body),
+        ).toEqual(["NOT_FOUND"]);
       }
     }
-    const created = await graphql(root.authorization, "mutation($d: String!) { createLocationType(domain: $d, input: { code: \"x\", name: \"X\" }) { code } }", { d: "\udfff\udfff" });
+    const created = await graphql(
+      root.authorization,
+      'mutation($d: String!) { createLocationType(domain: $d, input: { code: "x", name: "X" }) { code } }',
+      { d: "\udfff\udfff" },
+    );
     expect(created.body.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
-    const badParent = await graphql(root.authorization, "mutation($p: String!) { createLocationType(domain: \"demo\", input: { code: \"x\", name: \"X\", parentCode: $p }) { code } }", { p: "\u0000" });
+    const badParent = await graphql(
+      root.authorization,
+      'mutation($p: String!) { createLocationType(domain: "demo", input: { code: "x", name: "X", parentCode: $p }) { code } }',
+      { p: "\u0000" },
+    );
     expect(badParent.body.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
   });
 });

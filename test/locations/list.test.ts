@@ -57,8 +57,17 @@ describe("envelope: {meta: {limit, next, offset, previous, total_count}, objects
     const res = await list();
     expect(res.body.objects).toHaveLength(1);
     expect(Object.keys(res.body.objects[0])).toEqual([
-      "domain", "last_modified", "latitude", "location_data", "location_id", "location_type_code",
-      "location_type_name", "longitude", "name", "parent_location_id", "site_code",
+      "domain",
+      "last_modified",
+      "latitude",
+      "location_data",
+      "location_id",
+      "location_type_code",
+      "location_type_name",
+      "longitude",
+      "name",
+      "parent_location_id",
+      "site_code",
     ]);
     expect(res.body.objects[0]).toEqual(made);
   });
@@ -209,7 +218,10 @@ describe("last_modified filters (CONTRACT §1 Dates): a date covers the whole da
     await setModified(c, "2024-03-11T23:59:59.999Z");
     await setModified(d, "2024-03-12T00:00:00.000Z");
   }
-  const filtered = async (q: string) => names(await list(`${q}&order_by=last_modified`)).map((n) => "abcd"[Number(n.slice(-1))]).join("");
+  const filtered = async (q: string) =>
+    names(await list(`${q}&order_by=last_modified`))
+      .map((n) => "abcd"[Number(n.slice(-1))])
+      .join("");
 
   it("gte D from 00:00 on D; gt D after the end of D; lt D before 00:00 on D; lte D through the end of D", async () => {
     await fourTimes();

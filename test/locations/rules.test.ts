@@ -40,7 +40,12 @@ describe("value rules: the same message whichever face sent the value", () => {
     expect(refusal(() => checkFields(fields, true))).toBe(message);
     const body = Object.fromEntries(
       Object.entries(fields).map(([k, v]) => [
-        ({ typeCode: "location_type_code", siteCode: "site_code", parentId: "parent_location_id", locationData: "location_data" } as Record<string, string>)[k] ?? k,
+        (
+          { typeCode: "location_type_code", siteCode: "site_code", parentId: "parent_location_id", locationData: "location_data" } as Record<
+            string,
+            string
+          >
+        )[k] ?? k,
         v,
       ]),
     );
@@ -59,7 +64,9 @@ describe("value rules: the same message whichever face sent the value", () => {
     expect(refusal(() => locationOrder("-name"))).toBe("No matching 'name' field for ordering on.");
     expect(modifiedBounds({ lte: "2024-01-01", gt: null })).toEqual([{ op: "<", at: "2024-01-02T00:00:00Z" }]);
     expect(refusal(() => modifiedBounds({ gt: "2020-02-30" }))).toBe("Cannot parse datetime '2020-02-30'");
-    expect(refusal(() => checkPaging(20, 2 ** 60))).toBe(`Invalid offset '${2 ** 60}' provided. Please provide an integer up to ${Number.MAX_SAFE_INTEGER}.`);
+    expect(refusal(() => checkPaging(20, 2 ** 60))).toBe(
+      `Invalid offset '${2 ** 60}' provided. Please provide an integer up to ${Number.MAX_SAFE_INTEGER}.`,
+    );
     expect(() => checkPaging(5000, 0)).not.toThrow();
     expect(() => checkBulkSize(100)).not.toThrow();
     expect(refusal(() => checkBulkSize(101))).toBe("You cannot submit more than 100 locations in a single request.");
@@ -73,7 +80,9 @@ describe("the REST grammar", () => {
       "Invalid fields were included in request: ['colour', 'location_id'].",
     );
     expect(refusal(() => parseLocationFields({ name: null }, false))).toBe("'name' must be a string, received 'None'");
-    expect(refusal(() => parseLocationFields({ name: "X", location_type_code: ["c"] }, true))).toBe("'location_type_code' must be a string, received '['c']'");
+    expect(refusal(() => parseLocationFields({ name: "X", location_type_code: ["c"] }, true))).toBe(
+      "'location_type_code' must be a string, received '['c']'",
+    );
     expect(refusal(() => parseLocationFields({ latitude: true }, false))).toBe("'latitude' must be a decimal number, received 'True'");
     expect(refusal(() => parseLocationFields({ location_data: "x" }, false))).toBe("'location_data' must be a dictionary of string values.");
   });
@@ -85,19 +94,37 @@ describe("the REST grammar", () => {
     expect(refusal(() => rest({ location_type_code: 5 }))).toBe("'name' and 'location_type_code' are required fields when creating a new location.");
   });
 
-  it("parent_location_id null or \"\" makes a root", () => {
+  it('parent_location_id null or "" makes a root', () => {
     expect(parseLocationFields({ parent_location_id: null }, false).parentId).toBeNull();
     expect(parseLocationFields({ parent_location_id: "" }, false).parentId).toBeNull();
     expect(parseLocationFields({}, false)).not.toHaveProperty("parentId");
   });
 
   it("the list query: order_by, then the dates, then Tastypie's paging (limit 0 is the maximum, larger is capped)", () => {
-    expect(refusal(() => parseLocationQuery([["limit", "x"], ["last_modified.gt", "bad"], ["order_by", "name"]]))).toBe(
-      "No matching 'name' field for ordering on.",
-    );
-    expect(refusal(() => parseLocationQuery([["limit", "x"], ["last_modified.gt", "bad"]]))).toBe("Cannot parse datetime 'bad'");
+    expect(
+      refusal(() =>
+        parseLocationQuery([
+          ["limit", "x"],
+          ["last_modified.gt", "bad"],
+          ["order_by", "name"],
+        ]),
+      ),
+    ).toBe("No matching 'name' field for ordering on.");
+    expect(
+      refusal(() =>
+        parseLocationQuery([
+          ["limit", "x"],
+          ["last_modified.gt", "bad"],
+        ]),
+      ),
+    ).toBe("Cannot parse datetime 'bad'");
     expect(parseLocationQuery([["limit", "0"]]).limit).toBe(5000);
-    expect(parseLocationQuery([["limit", "9000"], ["offset", "3"]])).toMatchObject({ limit: 5000, offset: 3, order: "default" });
+    expect(
+      parseLocationQuery([
+        ["limit", "9000"],
+        ["offset", "3"],
+      ]),
+    ).toMatchObject({ limit: 5000, offset: 3, order: "default" });
     expect(refusal(() => parseLocationQuery([["offset", "99999999999999999999"]]))).toBe(
       `Invalid offset '99999999999999999999' provided. Please provide an integer up to ${Number.MAX_SAFE_INTEGER}.`,
     );

@@ -13,10 +13,8 @@ beforeEach(async () => {
 });
 afterEach(() => app.close());
 
-
 /** The whole row as PostgreSQL prints it: byte-for-byte comparable. */
-const row = async (id: string) =>
-  (await app.db.prisma.$queryRaw<{ r: string }[]>`SELECT l::text AS r FROM locations l WHERE id = ${id}::uuid`)[0]?.r;
+const row = async (id: string) => (await app.db.prisma.$queryRaw<{ r: string }[]>`SELECT l::text AS r FROM locations l WHERE id = ${id}::uuid`)[0]?.r;
 
 /** PUTs `body` on `id`, expects 400 {"error": message}, and that the row did not change. */
 async function refused(id: string, body: unknown, message: string) {
@@ -64,7 +62,13 @@ describe("200 with the full location; partial", () => {
     expect((await app.put(id, { longitude: null })).body.longitude).toBeNull();
     expect((await app.put(id, { location_data: { b: "2" } })).body.location_data).toEqual({ b: "2" });
     const retyped = await app.put(id, { location_type_code: "zone" });
-    expect(retyped.body).toMatchObject({ location_type_code: "zone", location_type_name: "Zone", latitude: "-3.25", longitude: null, site_code: "ken" });
+    expect(retyped.body).toMatchObject({
+      location_type_code: "zone",
+      location_type_name: "Zone",
+      latitude: "-3.25",
+      longitude: null,
+      site_code: "ken",
+    });
   });
 
   it("an empty body object changes nothing but answers 200 with the location", async () => {
@@ -114,7 +118,11 @@ describe("a location_id key in the body: 400 as an invalid field", () => {
 
   it("other unknown keys are named too", async () => {
     const made = await app.createLocation({ name: "Kenya", location_type_code: "country" });
-    await refused(made.location_id, { name: "X", domain: "demo", last_modified: "x" }, "Invalid fields were included in request: ['domain', 'last_modified'].");
+    await refused(
+      made.location_id,
+      { name: "X", domain: "demo", last_modified: "x" },
+      "Invalid fields were included in request: ['domain', 'last_modified'].",
+    );
   });
 });
 
@@ -139,7 +147,11 @@ describe("the rules apply to updates; an invalid update changes nothing", () => 
 
   it("parent must exist in the domain", async () => {
     const t = await kenyaTree();
-    await refused(t.nairobi.location_id, { parent_location_id: "00000000-0000-4000-8000-000000000000", name: "N" }, "Could not find parent location with the given ID.");
+    await refused(
+      t.nairobi.location_id,
+      { parent_location_id: "00000000-0000-4000-8000-000000000000", name: "N" },
+      "Could not find parent location with the given ID.",
+    );
   });
 
   it("type must suit the parent: a new type under the same parent, a new parent for the same type, or a root with a non-root type", async () => {
@@ -204,7 +216,12 @@ describe("payloads and permissions", () => {
   it("a body that is not JSON: 400 Payload must be valid JSON", async () => {
     const made = await app.createLocation({ name: "Kenya", location_type_code: "country" });
     const before = await row(made.location_id);
-    const res = await app.http().put(`${LOCATIONS}${made.location_id}`).set("Authorization", app.editor.authorization).set("Content-Type", "application/json").send("nope");
+    const res = await app
+      .http()
+      .put(`${LOCATIONS}${made.location_id}`)
+      .set("Authorization", app.editor.authorization)
+      .set("Content-Type", "application/json")
+      .send("nope");
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: "Payload must be valid JSON" });
     expect(await row(made.location_id)).toBe(before);

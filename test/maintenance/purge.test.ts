@@ -21,8 +21,14 @@ it("forgets expired Digest nonces and dead OAuth tokens, keeping live ones", asy
   const user = await createUser(app, { username: "u" });
   const { client } = await app.services.admin.createOAuthClient(app.root, { name: "c" });
   const userId = (await prisma.user.findUniqueOrThrow({ where: { username: user.username } })).id;
-  const token = (hash: string, data: object) =>
-    ({ accessTokenHash: hash, accessTokenExpiresAt: future, scope: ["access_apis"], clientId: client.id, userId, ...data });
+  const token = (hash: string, data: object) => ({
+    accessTokenHash: hash,
+    accessTokenExpiresAt: future,
+    scope: ["access_apis"],
+    clientId: client.id,
+    userId,
+    ...data,
+  });
   await prisma.oAuthToken.createMany({
     data: [
       token("dead", { accessTokenExpiresAt: past, refreshTokenHash: "r-dead", refreshTokenExpiresAt: past }),
@@ -33,8 +39,5 @@ it("forgets expired Digest nonces and dead OAuth tokens, keeping live ones", asy
   });
   await purgeExpired(app.services);
   expect((await prisma.digestNonce.findMany()).map((n) => n.nonce)).toEqual(["live"]);
-  expect((await prisma.oAuthToken.findMany({ orderBy: { accessTokenHash: "asc" } })).map((t) => t.accessTokenHash)).toEqual([
-    "live",
-    "refreshable",
-  ]);
+  expect((await prisma.oAuthToken.findMany({ orderBy: { accessTokenHash: "asc" } })).map((t) => t.accessTokenHash)).toEqual(["live", "refreshable"]);
 });

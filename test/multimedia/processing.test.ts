@@ -37,9 +37,22 @@ import {
  */
 
 const STATUS_KEYS = [
-  "success", "complete", "in_queue", "progress", "errors", "processing_id",
-  "matched_count", "unmatched_count", "total_files", "processed_files", "image_count", "audio_count", "video_count",
-  "matched_files", "unmatched_files", "skipped_files",
+  "success",
+  "complete",
+  "in_queue",
+  "progress",
+  "errors",
+  "processing_id",
+  "matched_count",
+  "unmatched_count",
+  "total_files",
+  "processed_files",
+  "image_count",
+  "audio_count",
+  "video_count",
+  "matched_files",
+  "unmatched_files",
+  "skipped_files",
 ];
 const MATCHED_KEYS = ["path", "original_path", "md5", "size", "content_type"];
 const NO_IMAGE = "Did not match any Image paths in application.";
@@ -69,10 +82,7 @@ const mapOf = async (appId: string) => (await app.db.prisma.app.findUniqueOrThro
 
 describe("a complete result: exact body, key order, counts", () => {
   it("matches, unmatched per type, skipped and directories, in archive order, with exact keys", async () => {
-    const appId = await newApp(
-      ["jr://file/commcare/image/a.png", "jr://file/commcare/audio/b.mp3"],
-      ["jr://file/commcare/video/c.mp4"],
-    );
+    const appId = await newApp(["jr://file/commcare/image/a.png", "jr://file/commcare/audio/b.mp3"], ["jr://file/commcare/video/c.mp4"]);
     const image = png(100);
     const audio = mp3(101);
     const video = mp4(102);
@@ -104,13 +114,31 @@ describe("a complete result: exact body, key order, counts", () => {
       video_count: 1,
       matched_files: {
         AppImage: [
-          { path: "jr://file/commcare/image/a.png", original_path: "commcare/image/a.png", md5: md5(image), size: image.length, content_type: "image/png" },
+          {
+            path: "jr://file/commcare/image/a.png",
+            original_path: "commcare/image/a.png",
+            md5: md5(image),
+            size: image.length,
+            content_type: "image/png",
+          },
         ],
         AppAudio: [
-          { path: "jr://file/commcare/audio/b.mp3", original_path: "CommCare/Audio/B.MP3", md5: md5(audio), size: audio.length, content_type: "audio/mpeg" },
+          {
+            path: "jr://file/commcare/audio/b.mp3",
+            original_path: "CommCare/Audio/B.MP3",
+            md5: md5(audio),
+            size: audio.length,
+            content_type: "audio/mpeg",
+          },
         ],
         AppVideo: [
-          { path: "jr://file/commcare/video/c.mp4", original_path: "commcare/video/c.mp4", md5: md5(video), size: video.length, content_type: "video/mp4" },
+          {
+            path: "jr://file/commcare/video/c.mp4",
+            original_path: "commcare/video/c.mp4",
+            md5: md5(video),
+            size: video.length,
+            content_type: "video/mp4",
+          },
         ],
       },
       unmatched_files: [
@@ -140,7 +168,9 @@ describe("a complete result: exact body, key order, counts", () => {
   it("matching is case-insensitive both ways; the matched path is the app's own spelling", async () => {
     const appId = await newApp(["jr://file/CommCare/Image/Logo.PNG"]);
     const body = await run(appId, [{ name: "commcare/image/logo.png", data: png(110) }]);
-    expect(body.matched_files.AppImage).toEqual([expect.objectContaining({ path: "jr://file/CommCare/Image/Logo.PNG", original_path: "commcare/image/logo.png" })]);
+    expect(body.matched_files.AppImage).toEqual([
+      expect.objectContaining({ path: "jr://file/CommCare/Image/Logo.PNG", original_path: "commcare/image/logo.png" }),
+    ]);
     expect(Object.keys(await mapOf(appId))).toEqual(["jr://file/CommCare/Image/Logo.PNG"]);
   });
 
@@ -182,7 +212,13 @@ describe("media class: content (magic bytes) first, extension as fallback, same 
     const bytes = jpeg(122);
     const body = await run(appId, [{ name: "commcare/image/photo.png", data: bytes }]);
     expect(body.matched_files.AppImage).toEqual([
-      { path: "jr://file/commcare/image/photo.png", original_path: "commcare/image/photo.png", md5: md5(bytes), size: bytes.length, content_type: "image/jpeg" },
+      {
+        path: "jr://file/commcare/image/photo.png",
+        original_path: "commcare/image/photo.png",
+        md5: md5(bytes),
+        size: bytes.length,
+        content_type: "image/jpeg",
+      },
     ]);
   });
 
@@ -239,10 +275,16 @@ describe("storage: deduplicated by content hash; the map accumulates across uplo
     const other = await createUser(app, { domain: scratch, permissions: ["edit_apps"] });
     const appId = await createApp(app, other.authorization, scratch, appSource({ paths: ["jr://file/one.png", "jr://file/two.png"] }));
     const bytes = png(130);
-    const res = await uploadAndWait(app, other.authorization, scratch, appId, await zip([
-      { name: "one.png", data: bytes },
-      { name: "two.png", data: bytes, compress: false },
-    ]));
+    const res = await uploadAndWait(
+      app,
+      other.authorization,
+      scratch,
+      appId,
+      await zip([
+        { name: "one.png", data: bytes },
+        { name: "two.png", data: bytes, compress: false },
+      ]),
+    );
     expect(res.body.matched_count).toBe(2);
     expect(res.body.matched_files.AppImage.map((f: { md5: string }) => f.md5)).toEqual([md5(bytes), md5(bytes)]);
     const domain = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: scratch } });
@@ -310,7 +352,10 @@ describe("edge archives", () => {
 
   it("an entry name with a NUL character is unmatched (shown with U+FFFD), and the job completes", async () => {
     const appId = await newApp(["jr://file/a.png"]);
-    const body = await run(appId, [{ name: "a\u0000b.png", data: png(160) }, { name: "a.png", data: png(161) }]);
+    const body = await run(appId, [
+      { name: "a\u0000b.png", data: png(160) },
+      { name: "a.png", data: png(161) },
+    ]);
     expect(body.unmatched_files).toEqual([{ path: "a\uFFFDb.png", reason: expect.any(String) }]);
     expect(body.matched_count).toBe(1);
   });
@@ -318,15 +363,31 @@ describe("edge archives", () => {
   it("directories count in total_files and are listed nowhere", async () => {
     const appId = await newApp(["jr://file/a.png"]);
     const body = await run(appId, [{ name: "a/" }, { name: "a/b/" }, { name: "c/" }]);
-    expect(body).toMatchObject({ total_files: 3, processed_files: 0, matched_count: 0, unmatched_count: 0, progress: { percent: 100, current: 3, total: 3 } });
+    expect(body).toMatchObject({
+      total_files: 3,
+      processed_files: 0,
+      matched_count: 0,
+      unmatched_count: 0,
+      progress: { percent: 100, current: 3, total: 3 },
+    });
     expect([body.unmatched_files, body.skipped_files]).toEqual([[], []]);
   });
 
   it("entry names that escape (.., absolute, drive letters) are unmatched and nothing is written outside DATA_DIR", async () => {
     const dataDir = app.services.config.dataDir;
     const names = ["../x.png", "/abs.png", "C:/x.png", "a/../../y.png", "..\\z.png", "\\w.png"];
-    const appId = await newApp(["jr://file/x.png", "jr://file/abs.png", "jr://file/C:/x.png", "jr://file/y.png", "jr://file/z.png", "jr://file/w.png"]);
-    const body = await run(appId, names.map((name, i) => ({ name, data: png(150 + i) })));
+    const appId = await newApp([
+      "jr://file/x.png",
+      "jr://file/abs.png",
+      "jr://file/C:/x.png",
+      "jr://file/y.png",
+      "jr://file/z.png",
+      "jr://file/w.png",
+    ]);
+    const body = await run(
+      appId,
+      names.map((name, i) => ({ name, data: png(150 + i) })),
+    );
     expect(body.matched_count).toBe(0);
     // names are reported as the archive reader decodes them: backslashes become slashes
     expect(body.unmatched_files.map((f: { path: string }) => f.path)).toEqual(names.map((n) => n.replace(/\\/g, "/")));
@@ -363,9 +424,15 @@ describe("damaged entry data (central directory intact): the entry is unmatched,
   });
   afterAll(() => stored?.close());
 
-  it("a broken local header, deflate stream or CRC, or cut-short data: each unmatched \"Error reading file\", exact body", async () => {
+  it('a broken local header, deflate stream or CRC, or cut-short data: each unmatched "Error reading file", exact body', async () => {
     const paths = ["first", "header", "deflate", "crc", "truncated", "last"].map((n) => `jr://file/media/${n}.png`);
-    const appId = await createApp(stored, storedUser.authorization, DOMAIN, appSource({ paths: [...paths, "jr://file/media/song.mp3"] }), "Media app");
+    const appId = await createApp(
+      stored,
+      storedUser.authorization,
+      DOMAIN,
+      appSource({ paths: [...paths, "jr://file/media/song.mp3"] }),
+      "Media app",
+    );
     const first = png(200);
     const song = mp3(201);
     const last = png(202);
@@ -478,7 +545,14 @@ describe("a failure that stops the reading of further entries still fails the jo
     const dir = await mkdtemp(path.join(os.tmpdir(), "zip-cut-"));
     try {
       const file = path.join(dir, "cut.zip");
-      await writeFile(file, await zip([{ name: "a.png", data: png(220) }, { name: "b.png", data: png(221) }, { name: "c.png", data: png(222) }]));
+      await writeFile(
+        file,
+        await zip([
+          { name: "a.png", data: png(220) },
+          { name: "b.png", data: png(221) },
+          { name: "c.png", data: png(222) },
+        ]),
+      );
       const hooks = {
         // after the first entry the file loses its central directory
         progress: async (current: number) => void (current === 1 && (await truncate(file, 10))),
@@ -509,7 +583,11 @@ describe("progress is persisted after every entry (current, total, floor percent
       const file = path.join(dir, "a.zip");
       await writeFile(file, await zip([{ name: "d/" }, { name: "d/a.png", data: png(1) }, { name: "t.txt", data: Buffer.from("t") }]));
       const { result, stored } = await processArchive(file, findReferences({ a: "jr://file/d/a.png" }), limits, dir, hooks);
-      expect(calls).toEqual([[1, 3], [2, 3], [3, 3]]);
+      expect(calls).toEqual([
+        [1, 3],
+        [2, 3],
+        [3, 3],
+      ]);
       expect(result.matched_count).toBe(1);
       expect(stored).toEqual([expect.objectContaining({ canonicalPath: "jr://file/d/a.png", mediaType: "image", fileId: "file-id" })]);
       calls.length = 0;
@@ -536,12 +614,18 @@ describe("zip-bomb limits", () => {
 
   it("an entry over the per-entry limit, or over the compression ratio, is unmatched with a reason; the others go on", async () => {
     const appId = await createApp(limited, limitedUser.authorization, DOMAIN, appSource({ paths }));
-    const res = await uploadAndWait(limited, limitedUser.authorization, DOMAIN, appId, await zip([
-      { name: "small.png", data: png(1) },
-      { name: "big.png", data: Buffer.alloc(3 * 1024 * 1024 + 1), compress: true },
-      { name: "dense.png", data: Buffer.alloc(2 * 1024 * 1024), compress: true },
-      { name: "after.png", data: png(2) },
-    ]));
+    const res = await uploadAndWait(
+      limited,
+      limitedUser.authorization,
+      DOMAIN,
+      appId,
+      await zip([
+        { name: "small.png", data: png(1) },
+        { name: "big.png", data: Buffer.alloc(3 * 1024 * 1024 + 1), compress: true },
+        { name: "dense.png", data: Buffer.alloc(2 * 1024 * 1024), compress: true },
+        { name: "after.png", data: png(2) },
+      ]),
+    );
     expect(res.status).toBe(200);
     expect(res.body.matched_files.AppImage.map((f: { original_path: string }) => f.original_path)).toEqual(["small.png", "after.png"]);
     expect(res.body.unmatched_files).toEqual([
@@ -554,9 +638,13 @@ describe("zip-bomb limits", () => {
   it("an archive whose entries expand beyond the total limit fails the job: status 500 {success: false, error: Multimedia processing task failed}", async () => {
     const appId = await createApp(limited, limitedUser.authorization, DOMAIN, appSource({ paths }));
     const chunk = Buffer.alloc(900 * 1024, 7);
-    const upload = await postMultimedia(limited, limitedUser.authorization, DOMAIN, appId, await zip(
-      ["small.png", "big.png", "dense.png", "after.png", "more.png"].map((name) => ({ name, data: chunk })),
-    ));
+    const upload = await postMultimedia(
+      limited,
+      limitedUser.authorization,
+      DOMAIN,
+      appId,
+      await zip(["small.png", "big.png", "dense.png", "after.png", "more.png"].map((name) => ({ name, data: chunk }))),
+    );
     expect(upload.status).toBe(200);
     const res = await waitForStatus(limited, limitedUser.authorization, DOMAIN, appId, upload.body.processing_id);
     expect(res.status).toBe(500);

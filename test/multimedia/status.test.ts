@@ -20,8 +20,16 @@ const FAILED = { success: false, error: "Multimedia processing task failed" };
 const RUNNING_KEYS = ["success", "complete", "in_queue", "progress", "errors", "processing_id"];
 const COMPLETE_KEYS = [
   ...RUNNING_KEYS,
-  "matched_count", "unmatched_count", "total_files", "processed_files", "image_count", "audio_count", "video_count",
-  "matched_files", "unmatched_files", "skipped_files",
+  "matched_count",
+  "unmatched_count",
+  "total_files",
+  "processed_files",
+  "image_count",
+  "audio_count",
+  "video_count",
+  "matched_files",
+  "unmatched_files",
+  "skipped_files",
 ];
 
 let app: TestApp;
@@ -50,11 +58,13 @@ async function withWorker<T>(target: TestApp, until: () => Promise<T>, apps: App
 }
 
 async function queued(appId: string, domain = DOMAIN, authorization = user.authorization) {
-  const res = await postMultimedia(app, authorization, domain, appId, await zip([
-    { name: "commcare/" },
-    { name: "commcare/image/a.png", data: png(1) },
-    { name: "x.txt", data: Buffer.from("x") },
-  ]));
+  const res = await postMultimedia(
+    app,
+    authorization,
+    domain,
+    appId,
+    await zip([{ name: "commcare/" }, { name: "commcare/image/a.png", data: png(1) }, { name: "x.txt", data: Buffer.from("x") }]),
+  );
   expect(res.status).toBe(200);
   return res.body.processing_id as string;
 }
@@ -84,7 +94,14 @@ describe("200 while queued: the six fields only, in_queue true", () => {
     const id = await queued(appId);
     await app.db.prisma.multimediaJob.update({ where: { id }, data: { status: "running", current: 2 } });
     const res = await status(appId, id);
-    expect(res.body).toEqual({ success: true, complete: false, in_queue: true, progress: { percent: 66, current: 2, total: 3 }, errors: [], processing_id: id });
+    expect(res.body).toEqual({
+      success: true,
+      complete: false,
+      in_queue: true,
+      progress: { percent: 66, current: 2, total: 3 },
+      errors: [],
+      processing_id: id,
+    });
   });
 });
 
@@ -117,7 +134,10 @@ describe("in_queue is true until complete, then false with every result field in
   it("the path works without its trailing slash", async () => {
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
-    const res = await app.http().get(`${appsBase(DOMAIN)}/${appId}/multimedia/status/${id}`).set("Authorization", user.authorization);
+    const res = await app
+      .http()
+      .get(`${appsBase(DOMAIN)}/${appId}/multimedia/status/${id}`)
+      .set("Authorization", user.authorization);
     expect(res.status).toBe(200);
     expect(res.body.processing_id).toBe(id);
   });
@@ -156,7 +176,10 @@ describe("404 Processing ID not found or expired", () => {
   it("an expired job (expires_at in the past)", async () => {
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
-    await app.db.prisma.multimediaJob.update({ where: { id }, data: { status: "complete", result: emptyResult(), expiresAt: new Date(Date.now() - 1000) } });
+    await app.db.prisma.multimediaJob.update({
+      where: { id },
+      data: { status: "complete", result: emptyResult(), expiresAt: new Date(Date.now() - 1000) },
+    });
     const res = await status(appId, id);
     expect(res.status).toBe(404);
     expect(res.body).toEqual(NOT_FOUND);
@@ -241,7 +264,10 @@ describe("a failed job → 500 {success: false, error: Multimedia processing tas
   it("a job marked failed", async () => {
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
-    await app.db.prisma.multimediaJob.update({ where: { id }, data: { status: "failed", errors: ["boom"], expiresAt: new Date(Date.now() + 60_000) } });
+    await app.db.prisma.multimediaJob.update({
+      where: { id },
+      data: { status: "failed", errors: ["boom"], expiresAt: new Date(Date.now() + 60_000) },
+    });
     const res = await status(appId, id);
     expect(res.status).toBe(500);
     expect(Object.keys(res.body)).toEqual(["success", "error"]);
@@ -309,7 +335,11 @@ describe("attempts: a crash is retried, three crashes fail the job, a stale atte
     await expect(jobs.progress(stale, 2, 3)).rejects.toBeInstanceOf(Superseded);
     await expect(jobs.complete(stale, emptyResult() as never, [])).rejects.toBeInstanceOf(Superseded);
     await jobs.fail(stale, "stale");
-    expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: "running", current: 1, lockedBy: current.attempt });
+    expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({
+      status: "running",
+      current: 1,
+      lockedBy: current.attempt,
+    });
   });
 
   it("a job interrupted by shutdown goes back to the queue, not counted as a failed attempt, and completes later", async () => {
@@ -349,7 +379,15 @@ describe("attempts: a crash is retried, three crashes fail the job, a stale atte
 
 function emptyResult() {
   return {
-    matched_count: 0, unmatched_count: 0, total_files: 0, processed_files: 0, image_count: 0, audio_count: 0, video_count: 0,
-    matched_files: { AppImage: [], AppAudio: [], AppVideo: [] }, unmatched_files: [], skipped_files: [],
+    matched_count: 0,
+    unmatched_count: 0,
+    total_files: 0,
+    processed_files: 0,
+    image_count: 0,
+    audio_count: 0,
+    video_count: 0,
+    matched_files: { AppImage: [], AppAudio: [], AppVideo: [] },
+    unmatched_files: [],
+    skipped_files: [],
   };
 }

@@ -16,7 +16,10 @@ import {
   truncatedInCentralDirectory,
   uploadAndWait,
   waitForStatus,
-  zip, expectAppsError as expectError, type EntryDamage } from "../helpers/archives.ts";
+  zip,
+  expectAppsError as expectError,
+  type EntryDamage,
+} from "../helpers/archives.ts";
 import { errorCodes } from "../helpers/graphql.ts";
 
 /**
@@ -44,7 +47,6 @@ afterAll(() => app?.close());
 
 const upload = (archive?: Buffer, id = appId) => postMultimedia(app, user.authorization, DOMAIN, id, archive);
 const jobCount = () => app.db.prisma.multimediaJob.count();
-
 
 describe("success: 200 {success: true, processing_id: dl-<32 hex>}", () => {
   it("answers 200 with keys exactly success, processing_id", async () => {
@@ -127,7 +129,10 @@ describe("app not in the domain → 404", () => {
   });
 
   it("an app id with a NUL character → 404", async () => {
-    const res = await app.http().post(`${appsBase(DOMAIN)}/a%00b/multimedia/`).set("Authorization", user.authorization);
+    const res = await app
+      .http()
+      .post(`${appsBase(DOMAIN)}/a%00b/multimedia/`)
+      .set("Authorization", user.authorization);
     expectError(res, 404);
   });
 
@@ -186,7 +191,10 @@ describe("not a ZIP → 400 Uploaded file is not a valid ZIP file", () => {
 
 describe("corrupt → 400 ZIP file is corrupt", () => {
   it("a valid ZIP truncated inside its central directory", async () => {
-    const archive = await zip([{ name: "a.png", data: png(8) }, { name: "b.png", data: png(9) }]);
+    const archive = await zip([
+      { name: "a.png", data: png(8) },
+      { name: "b.png", data: png(9) },
+    ]);
     const before = await jobCount();
     expectError(await upload(truncatedInCentralDirectory(archive)), 400, "ZIP file is corrupt");
     expect(await jobCount()).toBe(before);
@@ -326,7 +334,10 @@ describe("the upload check respects the zip-bomb limits: what a limit refuses is
   });
 
   it("a member that inflates past the size it claims is corrupt, inflated no further than that", async () => {
-    const archive = await zip([{ name: "small.png", data: deflatable(3), compress: true }, { name: "after.png", data: png(4) }]);
+    const archive = await zip([
+      { name: "small.png", data: deflatable(3), compress: true },
+      { name: "after.png", data: png(4) },
+    ]);
     archive.writeUInt32LE(100, entryLayout(archive, "small.png").central + 24); // the uncompressed size it claims
     const jobs = await limited.db.prisma.multimediaJob.count();
     expectError(await postMultimedia(limited, limitedUser.authorization, DOMAIN, limitedApp, archive), 400, "ZIP file is corrupt");

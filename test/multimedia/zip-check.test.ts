@@ -57,7 +57,10 @@ describe("checkArchive", () => {
   });
 
   it("leaves no file open, whatever it answers", async () => {
-    const archive = await zip([{ name: "a.png", data: png(1) }, { name: "b.png", data: png(2) }]);
+    const archive = await zip([
+      { name: "a.png", data: png(1) },
+      { name: "b.png", data: png(2) },
+    ]);
     const answers = [];
     for (const bytes of [archive, damageEntry(archive, "b.png", "crc"), Buffer.from("not a zip"), archive.subarray(0, 40)]) {
       answers.push((await check(bytes)).state);

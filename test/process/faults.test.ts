@@ -184,7 +184,7 @@ describe("kill -9 during 100-case bulk writes", () => {
       }
       whole.push(bulk);
       // The bulk's one generated form exists and applied exactly these 100 cases.
-      const res = await graphql(server.url, auth, "query ($id: ID!) { case(domain: \"demo\", caseId: $id) { forms { id caseIds } } }", {
+      const res = await graphql(server.url, auth, 'query ($id: ID!) { case(domain: "demo", caseId: $id) { forms { id caseIds } } }', {
         id: found[0],
       });
       const forms = res.body.data?.case?.forms as { id: string; caseIds: string[] }[];
@@ -231,7 +231,11 @@ describe.skipIf(pgClusterUnavailable())("PostgreSQL restarted under load", () =>
     const auth = await prepare(url);
 
     const client = (
-      await graphql(url, ADMIN, 'mutation { createOAuthClient(input: { name: "m2m", grants: ["client_credentials"], username: "admin" }) { clientId clientSecret } }')
+      await graphql(
+        url,
+        ADMIN,
+        'mutation { createOAuthClient(input: { name: "m2m", grants: ["client_credentials"], username: "admin" }) { clientId clientSecret } }',
+      )
     ).body.data.createOAuthClient as { clientId: string; clientSecret: string };
 
     // A case-change subscription on the same process: its events travel through NOTIFY/LISTEN.
@@ -305,7 +309,10 @@ describe.skipIf(pgClusterUnavailable())("PostgreSQL restarted under load", () =>
     // The OAuth token endpoint too answers 503 JSON with Retry-After while the database is away.
     const tokenDuringOutage = await fetch(`${url}/oauth/token`, {
       method: "POST",
-      headers: { Authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString("base64")}`, "Content-Type": "application/x-www-form-urlencoded" },
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString("base64")}`,
+        "Content-Type": "application/x-www-form-urlencoded",
+      },
       body: "grant_type=client_credentials",
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });

@@ -168,11 +168,15 @@ describe("a 1 GB archive on a real server process", () => {
 
     const id = await uploadArchive(server.url, appId, archive);
     await rm(archive);
-    const done = await until(async () => {
-      const status = await call(server!.url, `/a/demo/apps/api/${appId}/multimedia/status/${id}/`);
-      if (status.status !== 200) throw new Error(`status answered ${status.status}: ${JSON.stringify(status.body)}`);
-      return status.body.complete ? status.body : undefined;
-    }, 180_000, "the job to complete");
+    const done = await until(
+      async () => {
+        const status = await call(server!.url, `/a/demo/apps/api/${appId}/multimedia/status/${id}/`);
+        if (status.status !== 200) throw new Error(`status answered ${status.status}: ${JSON.stringify(status.body)}`);
+        return status.body.complete ? status.body : undefined;
+      },
+      180_000,
+      "the job to complete",
+    );
     const { peak } = await rssMb(pid);
 
     const count = (kind: Kind) => entries.filter((e) => e.kind === kind).length;

@@ -39,7 +39,11 @@ describe.skipIf(usingPostgres())("server process on the embedded database", () =
 
   it("prints one ready line with its URL, answers 401 JSON, and exits 0 on SIGTERM", async () => {
     server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" }, 60_000, PRODUCTION);
-    const lines = server.output().trim().split("\n").filter((l) => l.includes("listening on"));
+    const lines = server
+      .output()
+      .trim()
+      .split("\n")
+      .filter((l) => l.includes("listening on"));
     expect(lines).toHaveLength(1);
     const res = await fetch(`${server.url}/a/demo/api/case/v2/`);
     expect(res.status).toBe(401);

@@ -133,15 +133,18 @@ describe.skipIf(usingPostgres())("CONTRACT §7.1: SIGTERM and SIGINT stop the se
     expect(await refused(running.url)).toBe(true);
   });
 
-  it.each(["SIGTERM", "SIGINT"] as const)("%s to the process group of `npm start`: every process of it is gone within grace + 5 s, the port closed", async (signal) => {
-    const running = await start({}, { npmStart: true });
-    expect((await groupProcesses(group!)).length).toBeGreaterThanOrEqual(2); // npm and the server
-    process.kill(-group!, signal);
-    await until("every process of the group gone", async () => (await groupProcesses(group!)).length === 0, STOP_BOUND_MS);
-    // npm exits with its script's status (0), or 143/130 when it got the group's signal first
-    expect([0, 128 + os.constants.signals[signal]]).toContain(await running.exited);
-    expect(await refused(running.url)).toBe(true);
-  });
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "%s to the process group of `npm start`: every process of it is gone within grace + 5 s, the port closed",
+    async (signal) => {
+      const running = await start({}, { npmStart: true });
+      expect((await groupProcesses(group!)).length).toBeGreaterThanOrEqual(2); // npm and the server
+      process.kill(-group!, signal);
+      await until("every process of the group gone", async () => (await groupProcesses(group!)).length === 0, STOP_BOUND_MS);
+      // npm exits with its script's status (0), or 143/130 when it got the group's signal first
+      expect([0, 128 + os.constants.signals[signal]]).toContain(await running.exited);
+      expect(await refused(running.url)).toBe(true);
+    },
+  );
 
   it("SIGTERM to npm alone (a container's stop signal): npm forwards it and leaves no server behind", async () => {
     const running = await start({}, { npmStart: true });

@@ -1,7 +1,16 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
-import { appSource, brokenCentralDirectory, createApp, png, truncatedInCentralDirectory, uploadAndWait, waitForStatus, zip } from "../helpers/archives.ts";
+import {
+  appSource,
+  brokenCentralDirectory,
+  createApp,
+  png,
+  truncatedInCentralDirectory,
+  uploadAndWait,
+  waitForStatus,
+  zip,
+} from "../helpers/archives.ts";
 import {
   badAnswer,
   changedTables,
@@ -59,7 +68,9 @@ function multipart(parts: Part[], boundary = "----hostile-boundary-7"): { body: 
   const chunks: Buffer[] = [];
   for (const part of parts) {
     const disposition = `form-data; name="${part.name}"${part.filename === undefined ? "" : `; filename="${part.filename}"`}`;
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${part.contentType ? `Content-Type: ${part.contentType}\r\n` : ""}\r\n`));
+    chunks.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${part.contentType ? `Content-Type: ${part.contentType}\r\n` : ""}\r\n`),
+    );
     chunks.push(Buffer.isBuffer(part.data) ? part.data : Buffer.from(part.data));
     chunks.push(Buffer.from("\r\n"));
   }
@@ -97,11 +108,22 @@ const appFile: fc.Arbitrary<string | Buffer> = fc.oneof(
     arbitrary: fc
       .record({
         docType: fc.oneof(fc.constantFrom("Application", "LinkedApplication", "RemoteApp", null), hostileString),
-        paths: fc.array(fc.oneof(fc.constantFrom("jr://file/commcare/image/a.png", "jr://file/../../x.png", "jr://file/", "jr://file/%00.mp3"), hostileString.map((s) => `jr://file/${s}`)), { maxLength: 4 }),
+        paths: fc.array(
+          fc.oneof(
+            fc.constantFrom("jr://file/commcare/image/a.png", "jr://file/../../x.png", "jr://file/", "jr://file/%00.mp3"),
+            hostileString.map((s) => `jr://file/${s}`),
+          ),
+          { maxLength: 4 },
+        ),
         extra: fc.dictionary(hostileString, hostileJsonValue, { maxKeys: 3 }),
         map: fc.dictionary(hostileString, hostileJsonValue, { maxKeys: 2 }),
       })
-      .map(({ docType, paths, extra, map }) => JSON.stringify({ ...appSource({ paths, docType: docType as string | null, extra }), ...(Object.keys(map).length ? { multimedia_map: map } : {}) })),
+      .map(({ docType, paths, extra, map }) =>
+        JSON.stringify({
+          ...appSource({ paths, docType: docType as string | null, extra }),
+          ...(Object.keys(map).length ? { multimedia_map: map } : {}),
+        }),
+      ),
   },
   { weight: 1, arbitrary: hostileJsonValue.map((v) => JSON.stringify(v) ?? "null") },
   { weight: 2, arbitrary: rawBody },
@@ -129,18 +151,25 @@ describe(`Import App API under hostile input (${APPS_INPUTS} inputs)`, () => {
       { weight: 4, arbitrary: appFile.map((data) => ({ name: "app_file", filename: "app.json", contentType: "application/json", data })) },
       { weight: 3, arbitrary: fieldText.map((data) => ({ name: "app_name", data })) },
       { weight: 2, arbitrary: fc.oneof(fc.constant(appId), fc.constant(appId.toUpperCase()), fieldText).map((data) => ({ name: "app_id", data })) },
-      { weight: 1, arbitrary: fc.tuple(fc.constantFrom("app_file", "app_name", "app_id", "", "a\"b", "__proto__", "constructor"), fieldText, fc.option(fieldText)).map(([name, data, filename]) => ({ name, data, filename: filename ?? undefined })) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(fc.constantFrom("app_file", "app_name", "app_id", "", 'a"b', "__proto__", "constructor"), fieldText, fc.option(fieldText))
+          .map(([name, data, filename]) => ({ name, data, filename: filename ?? undefined })),
+      },
     );
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
           fc.array(part, { maxLength: 5 }),
           // a well-formed import with hostile extras, so that some are accepted and the rest refused late
-          fc.tuple(appFile, fc.oneof(fc.constant("Clinic"), fieldText), fc.array(part, { maxLength: 2 })).map(([data, name, extra]) => [
-            { name: "app_file", filename: "app.json", contentType: "application/json", data },
-            { name: "app_name", data: name },
-            ...extra,
-          ]),
+          fc
+            .tuple(appFile, fc.oneof(fc.constant("Clinic"), fieldText), fc.array(part, { maxLength: 2 }))
+            .map(([data, name, extra]) => [
+              { name: "app_file", filename: "app.json", contentType: "application/json", data },
+              { name: "app_name", data: name },
+              ...extra,
+            ]),
         ),
         fc.oneof(
           { weight: 5, arbitrary: fc.constant("ok") },
@@ -171,8 +200,14 @@ describe(`Import App API under hostile input (${APPS_INPUTS} inputs)`, () => {
     fc.record({
       entries: fc.array(
         fc.record({
-          name: fc.oneof(fc.constantFrom("commcare/image/a.png", "COMMCARE/IMAGE/A.PNG", "x/", "../../evil.png", "/abs.png", "C:/win.png", "a\\b.png"), hostileString.filter((s) => s.length > 0 && s.length < 200 && !s.includes("\u0000"))),
-          data: fc.oneof(fc.constant(png(2)), fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b))),
+          name: fc.oneof(
+            fc.constantFrom("commcare/image/a.png", "COMMCARE/IMAGE/A.PNG", "x/", "../../evil.png", "/abs.png", "C:/win.png", "a\\b.png"),
+            hostileString.filter((s) => s.length > 0 && s.length < 200 && !s.includes("\u0000")),
+          ),
+          data: fc.oneof(
+            fc.constant(png(2)),
+            fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)),
+          ),
         }),
         { maxLength: 4 },
       ),
@@ -205,8 +240,15 @@ describe(`Import App API under hostile input (${APPS_INPUTS} inputs)`, () => {
         async (id, value, field) => {
           const data = await bytesOf(value);
           const { body, contentType } =
-            field === "none" ? multipart([]) : multipart([{ name: field === "json" ? "x" : field, filename: "media.zip", contentType: "application/zip", data }]);
-          const res = await checkWrite(`${id}/multimedia/`, field === "json" ? "{}" : body, field === "json" ? "application/json" : contentType, `${field} ${data.length} bytes`);
+            field === "none"
+              ? multipart([])
+              : multipart([{ name: field === "json" ? "x" : field, filename: "media.zip", contentType: "application/zip", data }]);
+          const res = await checkWrite(
+            `${id}/multimedia/`,
+            field === "json" ? "{}" : body,
+            field === "json" ? "application/json" : contentType,
+            `${field} ${data.length} bytes`,
+          );
           // an accepted upload is processed in the background: let it finish before the next snapshot
           if (res.status === 200) await waitForStatus(app, user.authorization, "demo", appId, (res.json as { processing_id: string }).processing_id);
         },
@@ -219,10 +261,22 @@ describe(`Import App API under hostile input (${APPS_INPUTS} inputs)`, () => {
     current = "multimedia processing";
     const entry = fc.record({
       name: fc.oneof(
-        fc.constantFrom("commcare/image/a.png", "COMMCARE/IMAGE/A.PNG", "dir/", "../../evil.png", "/abs.png", "C:/win.png", "jr://file/commcare/image/a.png", "a.png/"),
+        fc.constantFrom(
+          "commcare/image/a.png",
+          "COMMCARE/IMAGE/A.PNG",
+          "dir/",
+          "../../evil.png",
+          "/abs.png",
+          "C:/win.png",
+          "jr://file/commcare/image/a.png",
+          "a.png/",
+        ),
         hostileString.filter((s) => s.length > 0 && s.length < 200 && !s.includes("\u0000")),
       ),
-      data: fc.oneof(fc.constant(png(3)), fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b))),
+      data: fc.oneof(
+        fc.constant(png(3)),
+        fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)),
+      ),
     });
     await fc.assert(
       fc.asyncProperty(fc.array(entry, { maxLength: 4 }), async (entries) => {
@@ -265,7 +319,15 @@ describe(`Import App API under hostile input (${APPS_INPUTS} inputs)`, () => {
       fc.asyncProperty(
         fc.oneof(fc.constant(appId), pathSegment),
         fc.oneof(
-          fc.constantFrom("commcare/image/a.png", "jr://file/commcare/image/a.png", "jr%3A%2F%2Ffile%2Fcommcare%2Fimage%2Fa.png", "COMMCARE/image/A.png", "", "/", "..%2F..%2Fetc%2Fpasswd"),
+          fc.constantFrom(
+            "commcare/image/a.png",
+            "jr://file/commcare/image/a.png",
+            "jr%3A%2F%2Ffile%2Fcommcare%2Fimage%2Fa.png",
+            "COMMCARE/image/A.png",
+            "",
+            "/",
+            "..%2F..%2Fetc%2Fpasswd",
+          ),
           fc.array(pathSegment, { minLength: 1, maxLength: 4 }).map((s) => s.join("/")),
           hostileUrlString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, "x"))),
         ),

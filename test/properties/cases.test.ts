@@ -43,9 +43,28 @@ export const CASE_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
 
 const BASE = "/a/demo/api/case/v2/";
 const LIST_KEYS = [
-  "limit", "cursor", "fields", "exclude", "fields.properties", "exclude.properties", "external_id", "case_type", "owner_id",
-  "case_name", "closed", "properties.district", "properties.", "indices.parent", "last_modified.gte", "last_modified.lt",
-  "server_last_modified.gt", "indexed_on.lte", "date_opened.gte", "date_closed.lt", "last_modified", "format",
+  "limit",
+  "cursor",
+  "fields",
+  "exclude",
+  "fields.properties",
+  "exclude.properties",
+  "external_id",
+  "case_type",
+  "owner_id",
+  "case_name",
+  "closed",
+  "properties.district",
+  "properties.",
+  "indices.parent",
+  "last_modified.gte",
+  "last_modified.lt",
+  "server_last_modified.gt",
+  "indexed_on.lte",
+  "date_opened.gte",
+  "date_closed.lt",
+  "last_modified",
+  "format",
 ];
 
 let app: TestApp;
@@ -159,10 +178,13 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
-          mutatedObject({ case_ids: [existing[0].case_id] }, {
-            case_ids: fc.array(fc.oneof(existingId(), fc.uuid().map(String), hostileString), { maxLength: 5 }),
-            external_ids: fc.array(fc.oneof(existingExt(), hostileString), { maxLength: 5 }),
-          }).map((b) => JSON.stringify(b)),
+          mutatedObject(
+            { case_ids: [existing[0].case_id] },
+            {
+              case_ids: fc.array(fc.oneof(existingId(), fc.uuid().map(String), hostileString), { maxLength: 5 }),
+              external_ids: fc.array(fc.oneof(existingExt(), hostileString), { maxLength: 5 }),
+            },
+          ).map((b) => JSON.stringify(b)),
           fc.integer({ min: 4990, max: 5010 }).map((n) => JSON.stringify({ case_ids: Array.from({ length: n }, (_, i) => `id-${i}`) })),
           rawBody,
         ),
@@ -202,10 +224,15 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
     current = "upsert (PUT ext/{ext_id}/ and PUT '' object)";
     await fc.assert(
       fc.asyncProperty(
-        fc.oneof(existingExt().map(encodeURIComponent), pathSegment, hostileUrlString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, "x")))),
+        fc.oneof(
+          existingExt().map(encodeURIComponent),
+          pathSegment,
+          hostileUrlString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, "x"))),
+        ),
         fc.boolean(),
         mutatedObject({ ...NEW_CASE, external_id: "ext-0" }, caseFields()),
-        async (ext, viaBody, body) => (viaBody ? checkWrite("PUT", "", JSON.stringify(body)) : checkWrite("PUT", `ext/${ext}/`, JSON.stringify(body))),
+        async (ext, viaBody, body) =>
+          viaBody ? checkWrite("PUT", "", JSON.stringify(body)) : checkWrite("PUT", `ext/${ext}/`, JSON.stringify(body)),
       ),
       runs(N.upsert),
     );
@@ -226,7 +253,10 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
           { weight: 5, arbitrary: fc.array(item, { minLength: 1, maxLength: 6 }) },
           // a valid item ahead of a bad one: the valid one must not be saved either
           { weight: 2, arbitrary: item.map((bad) => [{ ...NEW_CASE, create: true, case_name: "first" }, bad]) },
-          { weight: 1, arbitrary: fc.integer({ min: 99, max: 102 }).map((n) => Array.from({ length: n }, () => ({ ...NEW_CASE, create: true, close: "no" }))) },
+          {
+            weight: 1,
+            arbitrary: fc.integer({ min: 99, max: 102 }).map((n) => Array.from({ length: n }, () => ({ ...NEW_CASE, create: true, close: "no" }))),
+          },
           { weight: 1, arbitrary: fc.constant([]) },
         ),
         async (method, items) => checkWrite(method, "", JSON.stringify(items)),
@@ -247,7 +277,13 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
           ["POST", () => "bulk-fetch/"],
         ),
         fc.oneof(rawBody, deepJson),
-        fc.constantFrom("application/json", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=utf-16"),
+        fc.constantFrom(
+          "application/json",
+          "text/plain",
+          "application/x-www-form-urlencoded",
+          "multipart/form-data; boundary=x",
+          "application/json; charset=utf-16",
+        ),
         async ([method, path], body, contentType) => {
           const before = await snapshot(app.db);
           const res = await send(method, path(), body, contentType);

@@ -63,7 +63,12 @@ let locationId: string;
 const tally = new StatusTally();
 let current = "setup";
 
-function post(authorization: string, body: string | Buffer, contentType = "application/json", extra: Record<string, string> = {}): Promise<RawResponse> {
+function post(
+  authorization: string,
+  body: string | Buffer,
+  contentType = "application/json",
+  extra: Record<string, string> = {},
+): Promise<RawResponse> {
   return rawRequest(base, {
     method: "POST",
     path: "/graphql",
@@ -114,10 +119,9 @@ function valueFor(type: GraphQLInputType, name: string, wrong: boolean, depth = 
     right = fc.array(valueFor(type.ofType, name, wrong, depth + 1), { maxLength: depth > 1 ? 1 : 3 });
   } else if (type instanceof GraphQLInputObjectType) {
     const fields = Object.values(type.getFields());
-    right = fc.record(
-      Object.fromEntries(fields.map((f) => [f.name, valueFor(f.type, f.name, wrong, depth + 1)])),
-      { requiredKeys: wrong ? [] : fields.filter((f) => f.type instanceof GraphQLNonNull).map((f) => f.name) },
-    );
+    right = fc.record(Object.fromEntries(fields.map((f) => [f.name, valueFor(f.type, f.name, wrong, depth + 1)])), {
+      requiredKeys: wrong ? [] : fields.filter((f) => f.type instanceof GraphQLNonNull).map((f) => f.name),
+    });
   } else if (type instanceof GraphQLEnumType) {
     right = fc.constantFrom(...type.getValues().map((v) => v.name));
   } else {
@@ -186,13 +190,20 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
     });
     superuser = await createUser(app, { superuser: true });
     base = await app.server.listen(0, "127.0.0.1");
-    const created = await post(member.authorization, JSON.stringify({
-      query: 'mutation { createCase(domain: "demo", input: { caseType: "patient", caseName: "Ann", ownerId: "o", externalId: "e-1" }) { case { caseId } } }',
-    }));
+    const created = await post(
+      member.authorization,
+      JSON.stringify({
+        query:
+          'mutation { createCase(domain: "demo", input: { caseType: "patient", caseName: "Ann", ownerId: "o", externalId: "e-1" }) { case { caseId } } }',
+      }),
+    );
     caseId = (created.json as { data: { createCase: { case: { caseId: string } } } }).data.createCase.case.caseId;
-    const location = await post(member.authorization, JSON.stringify({
-      query: 'mutation { createLocation(domain: "demo", input: { name: "Land", locationTypeCode: "country" }) { locationId } }',
-    }));
+    const location = await post(
+      member.authorization,
+      JSON.stringify({
+        query: 'mutation { createLocation(domain: "demo", input: { name: "Land", locationTypeCode: "country" }) { locationId } }',
+      }),
+    );
     locationId = (location.json as { data: { createLocation: { locationId: string } } }).data.createLocation.locationId;
     appId = await createApp(app, member.authorization, "demo", appSource({ paths: ["jr://file/commcare/image/a.png"] }));
   });
@@ -212,7 +223,11 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
       await fc.assert(
         fc.asyncProperty(variablesFor(field, false), fc.boolean(), async (vars, asSuperuser) => {
           const body = JSON.stringify({ query, variables: vars });
-          await checkMutation(asSuperuser ? superuser.authorization : member.authorization, body, `${asSuperuser ? "superuser" : "member"} ${body.slice(0, 400)}`);
+          await checkMutation(
+            asSuperuser ? superuser.authorization : member.authorization,
+            body,
+            `${asSuperuser ? "superuser" : "member"} ${body.slice(0, 400)}`,
+          );
         }),
         runs(PER_MUTATION),
       );
@@ -229,7 +244,11 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
       fc.asyncProperty(fc.constantFrom(...MUTATIONS), fc.boolean(), fc.nat(), async (field, asSuperuser, seed) => {
         const [vars] = fc.sample(variablesFor(field, true), { numRuns: 1, seed });
         const body = JSON.stringify({ query: documentFor(field), variables: vars });
-        await checkMutation(asSuperuser ? superuser.authorization : member.authorization, body, `${asSuperuser ? "superuser" : "member"} ${body.slice(0, 400)}`);
+        await checkMutation(
+          asSuperuser ? superuser.authorization : member.authorization,
+          body,
+          `${asSuperuser ? "superuser" : "member"} ${body.slice(0, 400)}`,
+        );
       }),
       runs(N.wrongVariables),
     );
@@ -250,10 +269,28 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
       hostileString,
       fc.integer({ min: 1, max: 3000 }).map((d) => `{ ${"me { memberships { ".repeat(d)}domain${" } }".repeat(d)} }`),
       fc.integer({ min: 1, max: 5000 }).map((n) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: __typename`).join(" ")} }`),
-      fc.integer({ min: 1, max: 2000 }).map((n) => `query { cases(domain: "demo", first: ${n}) { nodes { children { children { children { caseId } } } } } }`),
-      fc.tuple(fc.constantFrom("query", "mutation", "subscription", "", "fragment F on Query"), fc.array(fc.constantFrom(...fieldNames), { minLength: 1, maxLength: 4 }), fc.constantFrom("", "(domain: \"demo\")", "(domain: 1)", "(x: $y)", "(domain: \"\\u0000\")"))
+      fc
+        .integer({ min: 1, max: 2000 })
+        .map((n) => `query { cases(domain: "demo", first: ${n}) { nodes { children { children { children { caseId } } } } } }`),
+      fc
+        .tuple(
+          fc.constantFrom("query", "mutation", "subscription", "", "fragment F on Query"),
+          fc.array(fc.constantFrom(...fieldNames), { minLength: 1, maxLength: 4 }),
+          fc.constantFrom("", '(domain: "demo")', "(domain: 1)", "(x: $y)", '(domain: "\\u0000")'),
+        )
         .map(([op, fields, args]) => `${op} { ${fields.map((f) => `${f}${args} { __typename }`).join(" ")} }`),
-      fc.constantFrom("{", "}", "query {", "{ me }", "{ me { username } } { me { username } }", "query A { me { id } } query A { me { id } }", "{ __schema { types { name } } }", "mutation { createDomain }", "subscription { caseChanged(domain: \"demo\") { caseId } }", "{ me { ...F } } fragment F on User { ...F }"),
+      fc.constantFrom(
+        "{",
+        "}",
+        "query {",
+        "{ me }",
+        "{ me { username } } { me { username } }",
+        "query A { me { id } } query A { me { id } }",
+        "{ __schema { types { name } } }",
+        "mutation { createDomain }",
+        'subscription { caseChanged(domain: "demo") { caseId } }',
+        "{ me { ...F } } fragment F on User { ...F }",
+      ),
     );
     await fc.assert(
       fc.asyncProperty(
@@ -277,10 +314,22 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
         fc.oneof(
           rawBody,
           deepJson,
-          fc.array(fc.record({ query: fc.constantFrom("{ me { username } }", "mutation { createDomain(name: \"x\") { id } }") }), { maxLength: 3 }).map((b) => JSON.stringify(b)),
-          fc.record({ query: wrongValue, variables: wrongValue, operationName: wrongValue, extensions: wrongValue }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
+          fc
+            .array(fc.record({ query: fc.constantFrom("{ me { username } }", 'mutation { createDomain(name: "x") { id } }') }), { maxLength: 3 })
+            .map((b) => JSON.stringify(b)),
+          fc
+            .record({ query: wrongValue, variables: wrongValue, operationName: wrongValue, extensions: wrongValue }, { requiredKeys: [] })
+            .map((b) => JSON.stringify(b)),
         ),
-        fc.constantFrom("application/json", "text/plain", "application/graphql", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=latin1", ""),
+        fc.constantFrom(
+          "application/json",
+          "text/plain",
+          "application/graphql",
+          "application/x-www-form-urlencoded",
+          "multipart/form-data; boundary=x",
+          "application/json; charset=latin1",
+          "",
+        ),
         fc.constantFrom("POST", "GET"),
         async (body, contentType, method) => {
           const before = await snapshot(app.db);
@@ -302,7 +351,8 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
 
   it(`uploads: ${N.uploads} hostile multipart requests to importApp and uploadMultimedia`, async () => {
     current = "uploads";
-    const importQuery = "mutation($domain: String!, $file: Upload!, $appName: String, $appId: ID) { importApp(domain: $domain, file: $file, appName: $appName, appId: $appId) { appId } }";
+    const importQuery =
+      "mutation($domain: String!, $file: Upload!, $appName: String, $appId: ID) { importApp(domain: $domain, file: $file, appName: $appName, appId: $appId) { appId } }";
     const uploadQuery = "mutation($domain: String!, $appId: ID!, $file: Upload!) { uploadMultimedia(domain: $domain, appId: $appId, file: $file) }";
     const media = await zip([{ name: "commcare/image/a.png", data: png(4) }]);
     const part = (name: string, value: string | Buffer, filename?: string) =>
@@ -316,12 +366,26 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
         fc.constantFrom(importQuery, uploadQuery),
         fc.oneof(
           fc.constant(undefined),
-          fc.record({ domain: fc.constantFrom("demo", "other"), appName: fc.oneof(fc.constant("App"), hostileString), appId: fc.constantFrom(appId, "nope") }),
+          fc.record({
+            domain: fc.constantFrom("demo", "other"),
+            appName: fc.oneof(fc.constant("App"), hostileString),
+            appId: fc.constantFrom(appId, "nope"),
+          }),
           hostileJsonValue,
         ),
         fc.oneof(
           fc.constant('{"0": ["variables.file"]}'),
-          fc.constantFrom('{"0": ["variables.nope.deep"]}', '{"0": ["__proto__.polluted"]}', '{"0": ["variables.__proto__.x"]}', '{"0": ["constructor.prototype.x"]}', '{"0": "variables.file"}', '{"0": []}', "[]", "{", '{"0": ["variables.file"], "1": ["variables.file"]}'),
+          fc.constantFrom(
+            '{"0": ["variables.nope.deep"]}',
+            '{"0": ["__proto__.polluted"]}',
+            '{"0": ["variables.__proto__.x"]}',
+            '{"0": ["constructor.prototype.x"]}',
+            '{"0": "variables.file"}',
+            '{"0": []}',
+            "[]",
+            "{",
+            '{"0": ["variables.file"], "1": ["variables.file"]}',
+          ),
           hostileJsonValue.map((v) => JSON.stringify(v) ?? ""),
         ),
         fc.oneof(
@@ -332,14 +396,25 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
         ),
         fc.constantFrom("ok", "no-file", "operations-last", "garbage-operations", "no-preflight"),
         async (query, variables, map, file, shape) => {
-          const operations = shape === "garbage-operations" ? "{nope" : JSON.stringify({ query, variables: variables && typeof variables === "object" && !Array.isArray(variables) ? { ...variables, file: null } : variables });
+          const operations =
+            shape === "garbage-operations"
+              ? "{nope"
+              : JSON.stringify({
+                  query,
+                  variables: variables && typeof variables === "object" && !Array.isArray(variables) ? { ...variables, file: null } : variables,
+                });
           const parts =
             shape === "operations-last"
               ? [part("map", map), part("0", file, "f.bin"), part("operations", operations)]
               : [part("operations", operations), part("map", map), ...(shape === "no-file" ? [] : [part("0", file, "f.bin")])];
           const body = Buffer.concat([...parts, Buffer.from("--B7--\r\n")]);
           const before = await snapshot(app.db);
-          const res = await post(member.authorization, body, "multipart/form-data; boundary=B7", shape === "no-preflight" ? {} : { "apollo-require-preflight": "true" });
+          const res = await post(
+            member.authorization,
+            body,
+            "multipart/form-data; boundary=B7",
+            shape === "no-preflight" ? {} : { "apollo-require-preflight": "true" },
+          );
           expect(badGraphQLAnswer(res), `${shape} ${operations.slice(0, 200)} map=${map.slice(0, 100)}`).toBeUndefined();
           const json = res.json as { data?: unknown; errors?: unknown[] };
           if (json.errors?.length && !json.data) expect(changedTables(before, await snapshot(app.db))).toEqual([]);
@@ -359,7 +434,8 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
   });
 
   describe("the smallest input of each bug found (each was a 500 or lost its code; now fixed)", () => {
-    const codesOf = (res: RawResponse) => ((res.json as { errors?: { extensions?: { code?: string } }[] } | undefined)?.errors ?? []).map((e) => e.extensions?.code);
+    const codesOf = (res: RawResponse) =>
+      ((res.json as { errors?: { extensions?: { code?: string } }[] } | undefined)?.errors ?? []).map((e) => e.extensions?.code);
 
     it("src/graphql/limits.ts: an operationName naming no operation is a 400 OPERATION_RESOLUTION_FAILURE, not a 500", async () => {
       const res = await post(member.authorization, JSON.stringify({ query: "{ me { username } }", operationName: "Nope" }));
@@ -372,12 +448,16 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
     });
 
     it("src/admin/admin.service.ts: a NUL in a username is NOT_FOUND, as any unknown username", async () => {
-      const res = await post(superuser.authorization, JSON.stringify({ query: 'mutation { setUserActive(username: "a\\u0000b", active: false) { id } }' }));
+      const res = await post(
+        superuser.authorization,
+        JSON.stringify({ query: 'mutation { setUserActive(username: "a\\u0000b", active: false) { id } }' }),
+      );
       expect(codesOf(res)).toEqual(["NOT_FOUND"]);
     });
 
     it("(fixed meanwhile) a multipart request without the preflight header is refused in JSON with a code", async () => {
-      const body = '--B7\r\nContent-Disposition: form-data; name="operations"\r\n\r\n{"query":"{ me { id } }"}\r\n--B7\r\nContent-Disposition: form-data; name="map"\r\n\r\n{}\r\n--B7--\r\n';
+      const body =
+        '--B7\r\nContent-Disposition: form-data; name="operations"\r\n\r\n{"query":"{ me { id } }"}\r\n--B7\r\nContent-Disposition: form-data; name="map"\r\n\r\n{}\r\n--B7--\r\n';
       const res = await post(member.authorization, body, "multipart/form-data; boundary=B7");
       expect(badGraphQLAnswer(res)).toBeUndefined();
     });
@@ -395,7 +475,9 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
     });
 
     it("src/graphql/http.ts: a malformed multipart body is a 400 with errors[].extensions.code, not a REST-shaped 500", async () => {
-      const res = await post(member.authorization, '[{"query":"{ me { id } }"}]', "multipart/form-data; boundary=x", { "apollo-require-preflight": "true" });
+      const res = await post(member.authorization, '[{"query":"{ me { id } }"}]', "multipart/form-data; boundary=x", {
+        "apollo-require-preflight": "true",
+      });
       expect(badGraphQLAnswer(res)).toBeUndefined();
       expect([res.status, codesOf(res)]).toEqual([400, ["BAD_REQUEST"]]);
     });

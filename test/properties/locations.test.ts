@@ -40,8 +40,20 @@ export const LOCATION_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
 
 const BASE = "/a/demo/api/location/v2/";
 const LIST_KEYS = [
-  "limit", "offset", "format", "order_by", "site_code", "name", "location_type_code", "parent_location_id",
-  "last_modified.gte", "last_modified.gt", "last_modified.lt", "last_modified.lte", "last_modified", "fields",
+  "limit",
+  "offset",
+  "format",
+  "order_by",
+  "site_code",
+  "name",
+  "location_type_code",
+  "parent_location_id",
+  "last_modified.gte",
+  "last_modified.gt",
+  "last_modified.lt",
+  "last_modified.lte",
+  "last_modified",
+  "fields",
 ];
 
 let app: TestApp;
@@ -134,13 +146,21 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
     current = "detail";
     await fc.assert(
       fc.asyncProperty(
-        fc.oneof(pathSegment, existingId(), fc.array(pathSegment, { minLength: 2, maxLength: 3 }).map((s) => s.join("/"))),
+        fc.oneof(
+          pathSegment,
+          existingId(),
+          fc.array(pathSegment, { minLength: 2, maxLength: 3 }).map((s) => s.join("/")),
+        ),
         queryString(["format", "limit", "fields"]),
         formatHeaders,
         fc.boolean(),
         async (segment, query, headers, types) => {
           const res = types
-            ? await rawRequest(base, { method: "GET", path: `/a/demo/api/location_type/v1/${segment}${query}`, headers: { Authorization: editor.authorization, ...headers } }).then((r) => (tally.add(current, r.status), r))
+            ? await rawRequest(base, {
+                method: "GET",
+                path: `/a/demo/api/location_type/v1/${segment}${query}`,
+                headers: { Authorization: editor.authorization, ...headers },
+              }).then((r) => (tally.add(current, r.status), r))
             : await send("GET", `${segment}${query}`, undefined, headers);
           expect(badAnswer(res, "location", { allowXml: true }), `GET ${types ? "location_type/v1/" : ""}${segment}${query}`).toBeUndefined();
         },
@@ -185,7 +205,12 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
         fc.oneof(
           { weight: 5, arbitrary: fc.array(item, { minLength: 1, maxLength: 5 }).map((objects) => ({ objects })) },
           { weight: 2, arbitrary: item.map((bad) => ({ objects: [{ name: "First", location_type_code: "zone" }, bad] })) },
-          { weight: 1, arbitrary: fc.integer({ min: 99, max: 102 }).map((n) => ({ objects: Array.from({ length: n }, (_, i) => ({ name: `z${i}`, location_type_code: "zone", latitude: "x" })) })) },
+          {
+            weight: 1,
+            arbitrary: fc
+              .integer({ min: 99, max: 102 })
+              .map((n) => ({ objects: Array.from({ length: n }, (_, i) => ({ name: `z${i}`, location_type_code: "zone", latitude: "x" })) })),
+          },
           { weight: 1, arbitrary: mutatedObject({ objects: [] }, { objects: fc.array(item, { maxLength: 2 }) }) },
         ),
         async (body) => checkWrite("PATCH", "", JSON.stringify(body)),

@@ -222,12 +222,20 @@ describe("body over the size limit", () => {
   };
 
   it("POST /oauth/token with a form body over the limit is a 413 {error}", async () => {
-    const res = await app.http().post("/oauth/token").type("form").send(form(LIMIT * 2));
+    const res = await app
+      .http()
+      .post("/oauth/token")
+      .type("form")
+      .send(form(LIMIT * 2));
     expectPlainError(res, 413);
   });
 
   it("POST /oauth/token one byte over the limit is a 413, at the limit it is read", async () => {
-    const over = await app.http().post("/oauth/token").type("form").send(form(LIMIT + 1));
+    const over = await app
+      .http()
+      .post("/oauth/token")
+      .type("form")
+      .send(form(LIMIT + 1));
     expectPlainError(over, 413);
     const at = await app.http().post("/oauth/token").type("form").send(form(LIMIT));
     expectJson(at);
@@ -289,12 +297,7 @@ describe("REST bodies that are not valid JSON, or too large", () => {
   it("is a 400 {error: 'Payload must be valid JSON'} on every JSON endpoint of the Case API", async () => {
     for (const [method, path] of JSON_PATHS) {
       for (const body of ["{", "not json", '{"case_name": }', "{'a': 1}", "[1,", "   "]) {
-        const res = await app
-          .http()
-          [method](path)
-          .set("Authorization", user.authorization)
-          .set("Content-Type", "application/json")
-          .send(body);
+        const res = await app.http()[method](path).set("Authorization", user.authorization).set("Content-Type", "application/json").send(body);
         const at = `${method} ${path} ${JSON.stringify(body)}`;
         expectPlainError(res, 400, at);
         expect(res.body, at).toEqual({ error: "Payload must be valid JSON" });
@@ -322,12 +325,7 @@ describe("REST bodies that are not valid JSON, or too large", () => {
 
   it("is a 400 'Payload must be valid JSON' for an empty body with a JSON Content-Type, on every JSON endpoint", async () => {
     for (const [method, path] of JSON_PATHS) {
-      const res = await app
-        .http()
-        [method](path)
-        .set("Authorization", user.authorization)
-        .set("Content-Type", "application/json")
-        .send("");
+      const res = await app.http()[method](path).set("Authorization", user.authorization).set("Content-Type", "application/json").send("");
       const at = `${method} ${path}`;
       expectPlainError(res, 400, at);
       expect(res.body, at).toEqual({ error: "Payload must be valid JSON" });
@@ -351,7 +349,12 @@ describe("REST bodies that are not valid JSON, or too large", () => {
     const body = { case_type: "t", case_name: "n", owner_id: "o", properties: { pad: "" } };
     body.properties.pad = "a".repeat(LIMIT - JSON.stringify(body).length);
     expect(Buffer.byteLength(JSON.stringify(body))).toBe(LIMIT);
-    const res = await app.http().post(CASES).set("Authorization", user.authorization).set("Content-Type", "application/json").send(JSON.stringify(body));
+    const res = await app
+      .http()
+      .post(CASES)
+      .set("Authorization", user.authorization)
+      .set("Content-Type", "application/json")
+      .send(JSON.stringify(body));
     expect(res.status).toBe(200);
   });
 });
@@ -405,12 +408,7 @@ describe("GraphQL with a body that is not valid JSON", () => {
   });
 
   it("a text/plain POST is refused (CSRF prevention) with a 400 JSON, never 500", async () => {
-    const res = await app
-      .http()
-      .post("/graphql")
-      .set("Authorization", user.authorization)
-      .set("Content-Type", "text/plain")
-      .send("{");
+    const res = await app.http().post("/graphql").set("Authorization", user.authorization).set("Content-Type", "text/plain").send("{");
     expectJson(res);
     expect(res.status).toBe(400);
   });

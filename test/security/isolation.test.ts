@@ -105,6 +105,7 @@ const l = (d: string) => `/a/${d}/api/location/v2/`;
 const ap = (d: string) => `/a/${d}/apps/api/`;
 const NEW_CASE = { case_type: "patient", case_name: "x", owner_id: "o" };
 
+// biome-ignore format: one row per path reads as the table it is
 const REST_ROWS: RestRow[] = [
   { method: "GET", template: "api/case/v2/", shape: "plain", access: "caseRead", path: (d, t) => `${c(d)}?external_id=${encodeURIComponent(t.externalId)}&owner_id=owner-a`, cross: "body" },
   { method: "POST", template: "api/case/v2/", shape: "plain", access: "caseWrite", path: (d) => c(d), body: (t) => ({ json: { ...NEW_CASE, indices: { parent: { case_id: t.caseId, case_type: "patient", relationship: "child" } } } }) },
@@ -144,7 +145,12 @@ function sendRest(row: RestRow, domain: string, t: Target, user: TestUser): Prom
   let type: string | undefined;
   if (body && "json" in body) [payload, type] = [JSON.stringify(body.json), "application/json"];
   else if (body) ({ body: payload, type } = multipartBody(body.multipart));
-  return rawRequest(base, { method: row.method, path: row.path(domain, t), headers: { Authorization: user.authorization, ...(type ? { "Content-Type": type } : {}) }, body: payload });
+  return rawRequest(base, {
+    method: row.method,
+    path: row.path(domain, t),
+    headers: { Authorization: user.authorization, ...(type ? { "Content-Type": type } : {}) },
+    body: payload,
+  });
 }
 
 const label = (row: RestRow) => `${row.method} ${row.template}`;
@@ -172,6 +178,7 @@ interface GqlRow {
 const CASE_SEL = "caseId caseName externalId properties indices { caseId } parent { caseId } children { caseId } forms { id }";
 const LOC_SEL = "locationId name siteCode parent { locationId } children { locationId }";
 
+// biome-ignore format: one row per field reads as the table it is
 const GQL_ROWS: GqlRow[] = [
   // Query
   { field: "apiKeys", type: "query", access: "superuser", doc: (_d, t) => ({ query: `{ apiKeys(username: "${t.username}") { id prefix } }` }) },
@@ -220,20 +227,41 @@ const GQL_ROWS: GqlRow[] = [
 function sendGql(row: GqlRow, domain: string, t: Target, user: TestUser): Promise<RawResponse> {
   const { query, variables } = row.doc(domain, t);
   if (!row.upload) {
-    return rawRequest(base, { method: "POST", path: "/graphql", headers: { Authorization: user.authorization, "Content-Type": "application/json" }, body: JSON.stringify({ query, variables }) });
+    return rawRequest(base, {
+      method: "POST",
+      path: "/graphql",
+      headers: { Authorization: user.authorization, "Content-Type": "application/json" },
+      body: JSON.stringify({ query, variables }),
+    });
   }
   const { body, type } = multipartBody([
     { name: "operations", value: JSON.stringify({ query, variables: { ...variables, file: null } }) },
     { name: "map", value: JSON.stringify({ 0: ["variables.file"] }) },
     { name: "0", value: row.upload(), filename: "f.bin" },
   ]);
-  return rawRequest(base, { method: "POST", path: "/graphql", headers: { Authorization: user.authorization, "Content-Type": type, "apollo-require-preflight": "true" }, body });
+  return rawRequest(base, {
+    method: "POST",
+    path: "/graphql",
+    headers: { Authorization: user.authorization, "Content-Type": type, "apollo-require-preflight": "true" },
+    body,
+  });
 }
 
 /** The first message of a subscription (over graphql-transport-ws), as {data, errors}. */
-async function firstEvent(row: GqlRow, domain: string, t: Target, user: TestUser): Promise<{ data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }> {
+async function firstEvent(
+  row: GqlRow,
+  domain: string,
+  t: Target,
+  user: TestUser,
+): Promise<{ data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }> {
   const url = `${base.replace("http", "ws")}/graphql`;
-  const client: Client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0, lazy: true });
+  const client: Client = createClient({
+    url,
+    webSocketImpl: WebSocket,
+    connectionParams: { Authorization: user.authorization },
+    retryAttempts: 0,
+    lazy: true,
+  });
   try {
     const events = client.iterate(row.doc(domain, t));
     const timeout = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 3000));
@@ -251,7 +279,12 @@ async function firstEvent(row: GqlRow, domain: string, t: Target, user: TestUser
   }
 }
 
-async function gqlResult(row: GqlRow, domain: string, t: Target, user: TestUser): Promise<{ status: number; data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }> {
+async function gqlResult(
+  row: GqlRow,
+  domain: string,
+  t: Target,
+  user: TestUser,
+): Promise<{ status: number; data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }> {
   if (row.type === "subscription") return { status: 101, ...(await firstEvent(row, domain, t, user)) };
   const res = await sendGql(row, domain, t, user);
   return { status: res.status, ...(res.json as object) };
@@ -271,7 +304,17 @@ function expectForbidden(result: Awaited<ReturnType<typeof gqlResult>>, message:
 async function domainRows(domainName: string): Promise<Record<string, string>> {
   const { id } = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: domainName } });
   const out: Record<string, string> = {};
-  for (const table of ["cases", "case_indices", "forms", "locations", "location_types", "apps", "multimedia_files", "multimedia_jobs", "memberships"]) {
+  for (const table of [
+    "cases",
+    "case_indices",
+    "forms",
+    "locations",
+    "location_types",
+    "apps",
+    "multimedia_files",
+    "multimedia_jobs",
+    "memberships",
+  ]) {
     const where = table === "forms" ? "domain_id = $1::uuid AND problem IS NULL" : "domain_id = $1::uuid";
     const [row] = await app.db.prisma.$queryRawUnsafe<{ n: number; h: string }[]>(
       `SELECT count(*)::int AS n, md5(coalesce(string_agg(to_jsonb(t)::text, '|' ORDER BY to_jsonb(t)::text), '')) AS h FROM "${table}" t WHERE ${where}`,
@@ -309,10 +352,20 @@ describe(`tenant isolation matrix: ${REST_ROWS.length} REST rows and ${GQL_ROWS.
     const owner = users.aAll.authorization;
     const post = (path: string, body: unknown) =>
       rawRequest(base, { method: "POST", path, headers: { Authorization: owner, "Content-Type": "application/json" }, body: JSON.stringify(body) });
-    const parent = await post(c(A), { ...NEW_CASE, case_name: "secret", owner_id: "owner-a", external_id: "ext-alpha-1", properties: { diagnosis: "secret" } });
+    const parent = await post(c(A), {
+      ...NEW_CASE,
+      case_name: "secret",
+      owner_id: "owner-a",
+      external_id: "ext-alpha-1",
+      properties: { diagnosis: "secret" },
+    });
     expect(parent.status, parent.text).toBe(200);
     const parentBody = parent.json as { xform_id: string; case: { case_id: string } };
-    const child = await post(c(A), { ...NEW_CASE, owner_id: "owner-a", indices: { parent: { case_id: parentBody.case.case_id, case_type: "patient", relationship: "child" } } });
+    const child = await post(c(A), {
+      ...NEW_CASE,
+      owner_id: "owner-a",
+      indices: { parent: { case_id: parentBody.case.case_id, case_type: "patient", relationship: "child" } },
+    });
     expect(child.status, child.text).toBe(200);
     const location = await post(l(A), { name: "Secret Land", location_type_code: "country", site_code: "alpha_site" });
     expect(location.status, location.text).toBe(201);
@@ -352,7 +405,9 @@ describe(`tenant isolation matrix: ${REST_ROWS.length} REST rows and ${GQL_ROWS.
     it("has a REST row for every method and path of the README's REST table", () => {
       const readme = readFileSync(path.resolve(import.meta.dirname, "../../README.md"), "utf8");
       const section = readme.slice(readme.indexOf("## REST paths"), readme.indexOf("\n## ", readme.indexOf("## REST paths") + 5));
-      const listed = [...section.matchAll(/^\| ([A-Z, ]+) \| `([^`]+)` \|/gm)].flatMap(([, methods, p]) => methods.split(",").map((m) => `${m.trim()} ${p}`));
+      const listed = [...section.matchAll(/^\| ([A-Z, ]+) \| `([^`]+)` \|/gm)].flatMap(([, methods, p]) =>
+        methods.split(",").map((m) => `${m.trim()} ${p}`),
+      );
       expect(listed.length).toBeGreaterThan(10);
       const covered = new Set(REST_ROWS.map(label));
       expect(listed.filter((entry) => !covered.has(entry))).toEqual([]);
@@ -365,8 +420,14 @@ describe(`tenant isolation matrix: ${REST_ROWS.length} REST rows and ${GQL_ROWS.
         return Object.keys(root?.getFields() ?? {}).map((name) => `${type} ${name}`);
       });
       const rows = GQL_ROWS.map((r) => `${r.type} ${r.field}`);
-      expect(fields.filter((f) => !rows.includes(f)), "schema fields without a matrix row").toEqual([]);
-      expect(rows.filter((r) => !fields.includes(r)), "matrix rows without a schema field").toEqual([]);
+      expect(
+        fields.filter((f) => !rows.includes(f)),
+        "schema fields without a matrix row",
+      ).toEqual([]);
+      expect(
+        rows.filter((r) => !fields.includes(r)),
+        "matrix rows without a schema field",
+      ).toEqual([]);
     });
   });
 
@@ -432,7 +493,11 @@ describe(`tenant isolation matrix: ${REST_ROWS.length} REST rows and ${GQL_ROWS.
   });
 
   describe("GraphQL on domain B with A's ids: the same answer as for random ids", () => {
-    it.each(GQL_ROWS.filter((r) => r.cross !== false && r.access !== "superuser" && r.access !== "self").map((row) => [`${row.type} ${row.field}`, row] as const))("%s", async (_name, row) => {
+    it.each(
+      GQL_ROWS.filter((r) => r.cross !== false && r.access !== "superuser" && r.access !== "self").map(
+        (row) => [`${row.type} ${row.field}`, row] as const,
+      ),
+    )("%s", async (_name, row) => {
       const mine = await gqlResult(row, B, existing, users.bAll);
       const theirs = await gqlResult(row, B, random, users.bAll);
       expect(mine.status).toBeLessThan(500);
@@ -449,8 +514,18 @@ describe(`tenant isolation matrix: ${REST_ROWS.length} REST rows and ${GQL_ROWS.
         const events = client.iterate<{ caseChanged: { caseId: string } }>({ query: `subscription { caseChanged(domain: "${B}") { caseId } }` });
         const first = events.next();
         await new Promise((r) => setTimeout(r, 300)); // let the subscription start
-        const inA = await rawRequest(base, { method: "POST", path: c(A), headers: { Authorization: users.aAll.authorization, "Content-Type": "application/json" }, body: JSON.stringify(NEW_CASE) });
-        const inB = await rawRequest(base, { method: "POST", path: c(B), headers: { Authorization: users.bAll.authorization, "Content-Type": "application/json" }, body: JSON.stringify(NEW_CASE) });
+        const inA = await rawRequest(base, {
+          method: "POST",
+          path: c(A),
+          headers: { Authorization: users.aAll.authorization, "Content-Type": "application/json" },
+          body: JSON.stringify(NEW_CASE),
+        });
+        const inB = await rawRequest(base, {
+          method: "POST",
+          path: c(B),
+          headers: { Authorization: users.bAll.authorization, "Content-Type": "application/json" },
+          body: JSON.stringify(NEW_CASE),
+        });
         expect([inA.status, inB.status]).toEqual([200, 200]);
         const { value } = await first;
         expect(value?.data?.caseChanged.caseId).toBe((inB.json as { case: { case_id: string } }).case.case_id);

@@ -96,7 +96,12 @@ describe("GraphQL upload size (UPLOAD_LIMIT_BYTES, GRAPHQL_UPLOAD_MAX_FILES)", (
     expect(res.status).toBe(413);
     expect(res.body.errors[0].extensions.code).toBe("PAYLOAD_TOO_LARGE");
     expect(await app.db.prisma.multimediaJob.count()).toBe(0);
-    const small = await multipart(UPLOAD, { domain: "demo", appId, file: null }, { 0: await zip([{ name: "a.png", data: png(1) }]) }, { 0: ["variables.file"] });
+    const small = await multipart(
+      UPLOAD,
+      { domain: "demo", appId, file: null },
+      { 0: await zip([{ name: "a.png", data: png(1) }]) },
+      { 0: ["variables.file"] },
+    );
     expect(small.status).toBe(200);
     expect(small.body.data.uploadMultimedia).toMatch(/^dl-[0-9a-f]{32}$/);
   });
@@ -113,7 +118,12 @@ describe("GraphQL upload size (UPLOAD_LIMIT_BYTES, GRAPHQL_UPLOAD_MAX_FILES)", (
   });
 
   it("a multipart `operations` field over BODY_LIMIT_BYTES is a 413 JSON error", async () => {
-    const res = await multipart(IMPORT, { domain: "demo", file: null, pad: "x".repeat(BODY_LIMIT + 10) }, { 0: Buffer.from("{}") }, { 0: ["variables.file"] });
+    const res = await multipart(
+      IMPORT,
+      { domain: "demo", file: null, pad: "x".repeat(BODY_LIMIT + 10) },
+      { 0: Buffer.from("{}") },
+      { 0: ["variables.file"] },
+    );
     expect(res.status).toBe(413);
     expect(res.headers["content-type"]).toMatch(/^application\/json/);
     expect(res.body.errors[0].extensions.code).toBe("PAYLOAD_TOO_LARGE");
@@ -122,7 +132,13 @@ describe("GraphQL upload size (UPLOAD_LIMIT_BYTES, GRAPHQL_UPLOAD_MAX_FILES)", (
 
 describe("GraphQL request bodies refused before Apollo keep GraphQL's error shape", () => {
   const raw = (body: string, contentType: string) =>
-    app.http().post("/graphql").set("Authorization", user.authorization).set("apollo-require-preflight", "true").set("Content-Type", contentType).send(body);
+    app
+      .http()
+      .post("/graphql")
+      .set("Authorization", user.authorization)
+      .set("apollo-require-preflight", "true")
+      .set("Content-Type", contentType)
+      .send(body);
   const part = (name: string, value: string) => `--B7\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
 
   it("a malformed multipart body, a broken or missing `map`, an unsupported charset: 400 BAD_REQUEST in errors[]", async () => {
@@ -146,7 +162,7 @@ describe("GraphQL request bodies refused before Apollo keep GraphQL's error shap
 describe("GraphQL page size: first over the maximum", () => {
   it("locations(first: 5001) and first: 0 are BAD_USER_INPUT; 5000 is served", async () => {
     for (const first of [5001, 0, -1]) {
-      const res = await gql("query($first: Int) { locations(domain: \"demo\", first: $first) { totalCount } }", { first });
+      const res = await gql('query($first: Int) { locations(domain: "demo", first: $first) { totalCount } }', { first });
       expect(res.body.errors?.[0]?.extensions?.code, String(first)).toBe("BAD_USER_INPUT");
       expect(res.body.errors[0].message).toBe("'first' must be between 1 and 5000.");
     }
@@ -156,7 +172,10 @@ describe("GraphQL page size: first over the maximum", () => {
 
   it("cases(first: 5001) is BAD_USER_INPUT with the REST message", async () => {
     const res = await gql('{ cases(domain: "demo", first: 5001) { totalCount } }');
-    expect(res.body.errors[0]).toMatchObject({ message: "You cannot request more than 5000 cases per request.", extensions: { code: "BAD_USER_INPUT" } });
+    expect(res.body.errors[0]).toMatchObject({
+      message: "You cannot request more than 5000 cases per request.",
+      extensions: { code: "BAD_USER_INPUT" },
+    });
   });
 });
 
@@ -168,7 +187,10 @@ describe("GraphQL aliases (GRAPHQL_MAX_ALIASES, default 100)", () => {
     expect(res.status).toBe(400);
     expect(res.body.data).toBeUndefined();
     expect(res.body.errors).toHaveLength(1);
-    expect(res.body.errors[0]).toMatchObject({ message: "Query has too many aliases: the limit is 100.", extensions: { code: "GRAPHQL_VALIDATION_FAILED" } });
+    expect(res.body.errors[0]).toMatchObject({
+      message: "Query has too many aliases: the limit is 100.",
+      extensions: { code: "GRAPHQL_VALIDATION_FAILED" },
+    });
   });
 
   it("aliases in fragments count too; 100 aliases are served", async () => {
@@ -201,7 +223,12 @@ describe("GraphQL batching is off: an array of operations is refused", () => {
       { query: 'mutation { createDomain(name: "batched-one") { id } }' },
       { query: 'mutation { createDomain(name: "batched-two") { id } }' },
     ];
-    const res = await app.http().post("/graphql").set("Authorization", su.authorization).set("Content-Type", "application/json").send(JSON.stringify(batch));
+    const res = await app
+      .http()
+      .post("/graphql")
+      .set("Authorization", su.authorization)
+      .set("Content-Type", "application/json")
+      .send(JSON.stringify(batch));
     expect(res.status).toBe(400);
     expect(res.headers["content-type"]).toMatch(/json/);
     expect(res.body.errors[0]).toMatchObject({ message: "Operation batching disabled.", extensions: { code: "BAD_REQUEST" } });
@@ -264,9 +291,18 @@ describe("WebSocket message size (WS_MAX_PAYLOAD_BYTES)", () => {
 
   it("over WebSocket, the alias limit and the depth limit are validation errors with their code", async () => {
     const conn = await connect();
-    conn.socket.send(JSON.stringify({ id: "4", type: "subscribe", payload: { query: `{ ${Array.from({ length: 101 }, (_, i) => `a${i}: __typename`).join(" ")} }` } }));
+    conn.socket.send(
+      JSON.stringify({
+        id: "4",
+        type: "subscribe",
+        payload: { query: `{ ${Array.from({ length: 101 }, (_, i) => `a${i}: __typename`).join(" ")} }` },
+      }),
+    );
     const error = await conn.next("error");
-    expect(error).toMatchObject({ id: "4", payload: [{ message: "Query has too many aliases: the limit is 100.", extensions: { code: "GRAPHQL_VALIDATION_FAILED" } }] });
+    expect(error).toMatchObject({
+      id: "4",
+      payload: [{ message: "Query has too many aliases: the limit is 100.", extensions: { code: "GRAPHQL_VALIDATION_FAILED" } }],
+    });
     conn.socket.send(JSON.stringify({ id: "5", type: "subscribe", payload: { query: "{ me { username" } }));
     expect(await conn.next("error")).toMatchObject({ id: "5", payload: [{ extensions: { code: "GRAPHQL_PARSE_FAILED" } }] });
     conn.socket.close();

@@ -86,7 +86,12 @@ describe("429 with Retry-After and the family's body, once the budget is spent",
     const refused = await get(app, APP_STATUS, user.authorization);
     expect429(refused, 30);
     expect(refused.text).toBe('{"success":false,"error":"Rate limit exceeded"}');
-    const upload = await app.http().post("/a/demo/apps/api/import_app/").set("Authorization", user.authorization).attach("app_file", Buffer.from("{}"), "app.json").field("app_name", "A");
+    const upload = await app
+      .http()
+      .post("/a/demo/apps/api/import_app/")
+      .set("Authorization", user.authorization)
+      .attach("app_file", Buffer.from("{}"), "app.json")
+      .field("app_name", "A");
     expect429(upload, 30);
     expect(upload.body).toEqual({ success: false, error: "Rate limit exceeded" });
     expect(await app.db.prisma.app.count()).toBe(0);
@@ -102,7 +107,11 @@ describe("429 with Retry-After and the family's body, once the budget is spent",
       errors: [{ message: "Rate limit exceeded", extensions: { code: "RATE_LIMITED", retryAfter: Number(refused.headers["retry-after"]) } }],
     });
     // a mutation is refused whole, before anything runs
-    const write = await gqlPost(app, user.authorization, 'mutation { createCase(domain: "demo", input: { caseType: "t", caseName: "n", ownerId: "o" }) { caseId } }');
+    const write = await gqlPost(
+      app,
+      user.authorization,
+      'mutation { createCase(domain: "demo", input: { caseType: "t", caseName: "n", ownerId: "o" }) { caseId } }',
+    );
     expect429(write, 20);
     expect(write.body.errors[0].extensions.code).toBe("RATE_LIMITED");
     expect(await app.db.prisma.case.count()).toBe(0);
@@ -265,7 +274,10 @@ describe("WebSocket: each subscribe message is one request of the same budget", 
     expect((await run(query))?.data?.cases.totalCount).toBe(0);
     expect((await run(query))?.data?.cases.totalCount).toBe(0);
     const refused = await run(query);
-    expect(refused?.errors?.[0]).toMatchObject({ message: "Rate limit exceeded", extensions: { code: "RATE_LIMITED", retryAfter: expect.any(Number) } });
+    expect(refused?.errors?.[0]).toMatchObject({
+      message: "Rate limit exceeded",
+      extensions: { code: "RATE_LIMITED", retryAfter: expect.any(Number) },
+    });
     // the same connection still serves another domain, and HTTP in demo is spent too
     expect((await run('query { cases(domain: "other") { totalCount } }'))?.data?.cases.totalCount).toBe(0);
     expect((await get(app, CASES, user.authorization)).status).toBe(429);
@@ -310,7 +322,12 @@ describe.skipIf(!usingPostgres())("PostgreSQL: counters shared by every process"
       const limiters = [RateLimiter.create(config, app.db), RateLimiter.create(config, db2)];
       const principal = { userId: "00000000-0000-0000-0000-000000000001" };
       const outcomes = await Promise.all(
-        Array.from({ length: 60 }, (_, i) => limiters[i % 2].consume(principal, ["shared"]).then(() => "ok", (e: { code?: string }) => e.code)),
+        Array.from({ length: 60 }, (_, i) =>
+          limiters[i % 2].consume(principal, ["shared"]).then(
+            () => "ok",
+            (e: { code?: string }) => e.code,
+          ),
+        ),
       );
       expect(outcomes.filter((o) => o === "ok")).toHaveLength(25);
       expect(outcomes.filter((o) => o === "RATE_LIMITED")).toHaveLength(35);

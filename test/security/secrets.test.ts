@@ -174,7 +174,13 @@ describe("no secret in logs or error bodies (server process, every scheme)", () 
       call(url, "/oauth/token", {
         method: "POST",
         headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ grant_type: "password", client_id: client.clientId, client_secret: wrong.clientSecret, username: "worker", password: workerPassword }).toString(),
+        body: new URLSearchParams({
+          grant_type: "password",
+          client_id: client.clientId,
+          client_secret: wrong.clientSecret,
+          username: "worker",
+          password: workerPassword,
+        }).toString(),
       }),
     );
     expect((await get(`Bearer ${rotated.json.access_token}`)).status).toBe(200);

@@ -50,10 +50,9 @@ export default async function setup(project: TestProject) {
     project.provide("pgliteTemplate", "");
     return async () => {
       // Test databases copy the template, so it can only go once they are gone.
-      const { rows } = await admin.query<{ datname: string }>(
-        "SELECT datname FROM pg_database WHERE datname LIKE 't\\_%' OR datname = $1",
-        [template],
-      );
+      const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 't\\_%' OR datname = $1", [
+        template,
+      ]);
       for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
       await admin.end();
     };
