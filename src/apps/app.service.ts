@@ -4,6 +4,7 @@ import { authorize, type DomainRef } from "../auth/permissions.ts";
 import type { Prisma } from "../db/client.ts";
 import { DomainError, badInput, notFound } from "../errors.ts";
 import { newHexId } from "../util/ids.ts";
+import { isObject } from "../util/json.ts";
 import { isStorableText } from "../util/text.ts";
 import { AppRepository, type AppRecord, type AppVersionRow, type MultimediaMap, type Transaction } from "./app.repository.ts";
 import { findReferences, MAX_SOURCE_DEPTH, referencePathOf, type Reference } from "./references.ts";
@@ -53,8 +54,6 @@ function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
   }
   return groups;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Why a parsed source cannot be stored as jsonb, or undefined when it can. */
 function unstorableSource(source: unknown): string | undefined {

@@ -1,6 +1,6 @@
 /**
  * The values of the Location feature: the record every read returns, and the typed commands its
- * service takes. Each face turns its own grammar into these (REST: `location.rest-parse.ts`;
+ * service takes. Each face turns its own grammar into these (REST: `location.request.rest.ts`;
  * GraphQL: `location.resolver.ts`) and its wire format out of the records.
  */
 

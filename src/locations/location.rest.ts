@@ -4,7 +4,7 @@ import { handler, jsonBody, locals, route } from "../rest/middleware.ts";
 import { queryParams } from "../rest/params.ts";
 import { requireJson } from "../util/json.ts";
 import type { LocationService } from "./location.service.ts";
-import { bulkObjects, parseLocationFields, parseLocationQuery, restBulkReader } from "./location.rest-parse.ts";
+import { bulkObjects, parseLocationFields, parseLocationQuery, restBulkReader } from "./location.request.rest.ts";
 import { serializeLocation } from "./location.serializer.ts";
 import { detailXml, listXml } from "./location.xml.ts";
 

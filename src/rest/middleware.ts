@@ -51,7 +51,7 @@ export function route(router: Router, path: string, handlers: Partial<Record<Met
 
 /**
  * JSON bodies whatever their Content-Type (legacy clients do not always send one). A body that is
- * empty or not JSON becomes UNPARSABLE_JSON for the service to refuse after its permission check;
+ * empty or not JSON becomes UNPARSABLE_JSON for the adapter to refuse once it holds the scope (after 403/404);
  * a body over the limit is refused here (413).
  */
 export function jsonBody(limitBytes: number): RequestHandler {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/errors.ts";
-import { bulkObjects, parseLocationFields, parseLocationQuery, restBulkReader } from "../../src/locations/location.rest-parse.ts";
+import { bulkObjects, parseLocationFields, parseLocationQuery, restBulkReader } from "../../src/locations/location.request.rest.ts";
 import { checkBulkSize, checkFields, checkPaging, locationOrder, modifiedBounds } from "../../src/locations/location.rules.ts";
 
 /**
  * The layers below the Location API's faces, without a database: the value rules (one place for
- * REST and GraphQL, `location.rules.ts`) and the REST grammar in front of them (`location.rest-parse.ts`).
+ * REST and GraphQL, `location.rules.ts`) and the REST grammar in front of them (`location.request.rest.ts`).
  */
 
 /** The message of the DomainError a call throws (fails the test when it does not throw one). */

@@ -1,4 +1,5 @@
 import { badInput } from "../errors.ts";
+import { isObject } from "../util/json.ts";
 import { pythonStr } from "../util/python.ts";
 import type { LocationBulkReader, LocationFields, LocationQuery } from "./location.model.ts";
 import { locationOrder, MAX_LOCATION_LIMIT, modifiedBounds, notDecimal, notStringDictionary } from "./location.rules.ts";
@@ -12,9 +13,6 @@ import { locationOrder, MAX_LOCATION_LIMIT, modifiedBounds, notDecimal, notStrin
 
 const FIELDS = ["name", "location_type_code", "site_code", "latitude", "longitude", "location_data", "parent_location_id"];
 const BULK_UPDATE_FIELDS = [...FIELDS, "location_id"];
-
-// A local copy for now: src/util/json.ts may gain a shared one.
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Tastypie's paging parameters: limit 0 means the maximum; larger limits are capped. */
 function paging(params: Map<string, string>): { limit: number; offset: number } {
