@@ -45,16 +45,6 @@ export interface MediaMapping {
   sha256: string;
 }
 
-function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const row of rows) {
-    const group = groups.get(key(row));
-    if (group) group.push(row);
-    else groups.set(key(row), [row]);
-  }
-  return groups;
-}
-
 /** Why a parsed source cannot be stored as jsonb, or undefined when it can. */
 function unstorableSource(source: unknown): string | undefined {
   const stack: [unknown, number][] = [[source, 0]];
@@ -128,7 +118,7 @@ export class AppService {
 
   /** Every version of each of the domain's apps named, newest first, in one query (GraphQL loaders). */
   async versionsOf(domain: Pick<DomainRef, "id">, appIds: readonly string[]): Promise<Map<string, AppVersionRow[]>> {
-    return groupBy(await this.repository.versionsOf(domain.id, appIds), (r) => r.appId);
+    return Map.groupBy(await this.repository.versionsOf(domain.id, appIds), (r) => r.appId);
   }
 
   /** The references of each app's current version (apps of the domain only), in one query (GraphQL loaders). */

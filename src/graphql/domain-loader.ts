@@ -26,11 +26,11 @@ export function perDomainLoader<D, V>(
 ): DataLoader<DomainKey, V, string> {
   return new DataLoader<DomainKey, V, string>(
     async (keys) => {
-      const groups = new Map<string, string[]>();
-      for (const { domain, key } of keys) groups.set(domain, [...(groups.get(domain) ?? []), key]);
+      const groups = Map.groupBy(keys, ({ domain }) => domain);
       const found = new Map<string, V>();
       await Promise.all(
-        [...groups].map(async ([domain, domainKeys]) => {
+        [...groups].map(async ([domain, group]) => {
+          const domainKeys = group.map(({ key }) => key);
           const scoped = await scope(domain);
           if (scoped === null) return;
           const values = await load(scoped, domainKeys);
