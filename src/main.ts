@@ -28,9 +28,12 @@ async function main(config: Config): Promise<void> {
   const graceMs = config.shutdownGraceSeconds * 1000;
   stopOnSignals(async () => {
     stopMaintenance();
-    await Promise.all([server.close(graceMs), services.worker.stop()]);
+    // both run to their end even when one fails, so that the database is always closed last
+    const settled = await Promise.allSettled([server.close(graceMs), services.worker.stop()]);
     await services.close();
     await db.close();
+    const failed = settled.find((outcome) => outcome.status === "rejected");
+    if (failed) throw failed.reason;
   }, graceMs);
   // only now: whoever reads this line may signal the server at once
   console.log(`field-data gateway listening on ${url} (${db.kind === "pglite" ? `embedded database in ${config.dataDir}` : "PostgreSQL"})`);

@@ -11,7 +11,6 @@ import { httpCredentials, type Admission } from "../admission/admission.ts";
 import { answerFor, multipartError, uploadClientError } from "../admission/error-mapping.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
-import { DomainError } from "../errors.ts";
 import { log } from "../log.ts";
 import { requestDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
@@ -44,15 +43,14 @@ export interface HttpEndpoint {
   stop(): Promise<void>;
 }
 
-/** Admission's first step: the caller, or the refusal (401 with challenges, 503) in GraphQL's error shape. */
+/** Admission's first step: the caller, or the refusal (401 with challenges, 503), written by graphqlErrors. */
 function authenticate(admission: Admission): RequestHandler {
   return async (req, res, next) => {
     try {
       res.locals.principal = await admission.authenticate(httpCredentials(req));
       next();
     } catch (error) {
-      if (!(error instanceof DomainError)) return next(error);
-      sendGraphQLError(res, error.status, error.code, error.message, error.headers);
+      next(error);
     }
   };
 }

@@ -6,7 +6,7 @@ import type { Admission } from "../admission/admission.ts";
 import type { Credentials } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
-import { DomainError } from "../errors.ts";
+import type { DomainError } from "../errors.ts";
 import { log } from "../log.ts";
 import { operationDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
@@ -72,7 +72,7 @@ export function createWsEndpoint({ schema, httpServer, admission, config, contex
           return true;
         } catch (error) {
           // a database outage is not a refusal: 1013 tells the client to try again later
-          if (error instanceof DomainError && error.code === "SERVICE_UNAVAILABLE") {
+          if ((error as DomainError).code === "SERVICE_UNAVAILABLE") {
             ctx.extra.socket.close(1013, "Service unavailable, try again later");
           }
           return false; // closes with 4403 Forbidden

@@ -1,9 +1,10 @@
 import { badInput } from "../errors.ts";
 
 /**
- * A request body that was sent but is not JSON. The REST layer hands it to the services as this
- * marker instead of failing at once, so that authentication and permission are answered first
- * (401, 403) and only then the payload (400 `Payload must be valid JSON`).
+ * A request body that was sent but is not JSON. The REST body parser leaves this marker instead of
+ * failing at once, and the adapter calls requireJson once it holds the domain scope, so that
+ * authentication and permission are answered first (401, 403/404) and only then the payload
+ * (400 `Payload must be valid JSON`).
  */
 export const UNPARSABLE_JSON: unique symbol = Symbol("unparsable JSON body");
 
