@@ -45,11 +45,9 @@ export class LocationTypeService {
       return new LocationTypeReadScope(this.types, await authorize(this.prisma, principal, domainName, "locationRead"));
     }
     if (!principal.isSuperuser) throw forbidden("Only a superuser may do this.");
-    const domain = unstorable(domainName)
-      ? null
-      : await this.prisma.domain.findUnique({ where: { name: domainName }, select: { id: true, name: true } });
-    if (!domain) throw notFound(`Domain '${domainName}' not found`);
-    return new LocationTypeAdminScope(this.types, domain);
+    // for a superuser, authorize is the domain look-up alone (an unknown domain is a 404): the
+    // access it is given is not consulted
+    return new LocationTypeAdminScope(this.types, await authorize(this.prisma, principal, domainName, "locationWrite"));
   }
 }
 

@@ -37,8 +37,8 @@ export function createLocationLoaders(principal: Principal, locations: LocationS
   const children = perDomainLoader<LocationReadScope, LocationRecord[]>(
     scope,
     async (s, ids) => {
-      const rows = await s.childrenOf(ids);
-      return ids.map((id) => rows.filter((r) => r.parentId === id));
+      const byParent = Map.groupBy(await s.childrenOf(ids), (r) => r.parentId);
+      return ids.map((id) => byParent.get(id) ?? []);
     },
     [],
   );
@@ -54,13 +54,13 @@ export function createLocationLoaders(principal: Principal, locations: LocationS
   const descendants = perDomainLoader<LocationReadScope, LocationRecord[]>(
     scope,
     async (s, keys) => {
-      const byDepth = new Map<string, string[]>();
-      for (const key of keys) {
-        const [depth, id] = key.split("/");
-        byDepth.set(depth, [...(byDepth.get(depth) ?? []), id]);
-      }
+      const byDepth = Map.groupBy(
+        keys.map((key) => key.split("/")),
+        ([depth]) => depth,
+      );
       const found = new Map<string, LocationRecord[]>();
-      for (const [depth, ids] of byDepth) {
+      for (const [depth, pairs] of byDepth) {
+        const ids = pairs.map(([, id]) => id);
         const lists = await s.descendantsOf(ids, depth === "" ? null : Number(depth));
         for (const [id, list] of lists) found.set(`${depth}/${id}`, list);
       }

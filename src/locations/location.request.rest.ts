@@ -2,13 +2,24 @@ import { badInput } from "../errors.ts";
 import { isObject } from "../util/json.ts";
 import { pythonStr } from "../util/python.ts";
 import type { LocationBulkReader, LocationFields, LocationQuery } from "./location.model.ts";
-import { locationOrder, MAX_LOCATION_LIMIT, modifiedBounds, notDecimal, notStringDictionary } from "./location.rules.ts";
+import {
+  checkCoordinate,
+  checkLocationData,
+  checkText,
+  locationOrder,
+  MAX_LOCATION_LIMIT,
+  modifiedBounds,
+  notDecimal,
+  notStringDictionary,
+} from "./location.rules.ts";
 
 /**
  * The REST grammar of the Location API v2 (CONTRACT §3): query strings and JSON bodies (snake_case
  * keys, JSON types) into the service's typed commands. Mistakes of the grammar (unknown keys, a
  * number where a string belongs, Tastypie's paging parameters) are answered here; the value rules
- * behind them are the service's (`location.rules.ts`), shared with GraphQL.
+ * behind them are the service's (`location.rules.ts`), shared with GraphQL. A body is read field by
+ * field, each field's type and then its value rule, so that of two mistakes the first field's is
+ * answered, as the API always has.
  */
 
 const FIELDS = ["name", "location_type_code", "site_code", "latitude", "longitude", "location_data", "parent_location_id"];
@@ -60,6 +71,7 @@ function stringField(body: Record<string, unknown>, key: string): string | undef
   const value = body[key];
   if (value === undefined) return undefined;
   if (typeof value !== "string") throw badInput(`'${key}' must be a string, received '${pythonStr(value)}'`);
+  checkText(key, value);
   return value;
 }
 
@@ -67,9 +79,10 @@ function stringField(body: Record<string, unknown>, key: string): string | undef
 function coordinateField(body: Record<string, unknown>, key: string): string | null | undefined {
   const value = body[key];
   if (value === undefined || value === null) return value as null | undefined;
-  if (typeof value === "number" && Number.isFinite(value)) return String(value);
-  if (typeof value !== "string") throw notDecimal(key, value);
-  return value;
+  const text = typeof value === "number" && Number.isFinite(value) ? String(value) : value;
+  if (typeof text !== "string") throw notDecimal(key, value);
+  checkCoordinate(key, text);
+  return text;
 }
 
 /**
@@ -96,6 +109,7 @@ export function parseLocationFields(raw: unknown, creating: boolean, allowed: st
   }
   if (raw.location_data !== undefined) {
     if (!isObject(raw.location_data)) throw notStringDictionary();
+    checkLocationData(raw.location_data);
     fields.locationData = raw.location_data;
   }
   return fields;

@@ -68,7 +68,8 @@ export class LocationResolver {
     if (first < 1 || first > 5000) throw badInput("'first' must be between 1 and 5000.");
     const offset = after ? decodeOffset(after) : 0;
     const scope = await ctx.services.locations.in(ctx.principal, domain);
-    const order = locationOrder(orderBy ?? undefined); // refused before the dates, as in REST
+    // an empty orderBy is the default order, as it always was; refused before the dates, as in REST
+    const order = locationOrder(orderBy || undefined);
     const page = await scope.list({
       order,
       filter: {

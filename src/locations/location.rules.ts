@@ -99,6 +99,13 @@ function locationData(data: Record<string, unknown> | undefined): Record<string,
 }
 
 /**
+ * Each field's value rule, for a face that reads a body field by field (REST, after each field's
+ * JSON type): run as each field is read, in `checkFields`' order, the first mistake answered is the
+ * one `checkFields` would answer, type and value alike.
+ */
+export { text as checkText, coordinate as checkCoordinate, locationData as checkLocationData };
+
+/**
  * The value rules of one create (`creating`) or update, in the order they answer: the required
  * fields, then each field in turn, then a blank name.
  */

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildLocationApp, LOCATIONS, type LocationTestApp } from "../helpers/locations.ts";
+import { TWO_MISTAKES } from "./field-order.cases.ts";
 
 /**
  * CONTRACT §3 "Bulk `PATCH` {"objects": [...]}": missing objects 400; over 100 400; items with
@@ -144,6 +145,16 @@ describe("atomic: one bad item → 400 {error: <first failure>} and the database
     await refused({ objects: [{ name: "A", location_type_code: "country", location_data: "x" }] });
     await refused({ objects: [{ location_id: "00000000-0000-4000-8000-000000000000", name: "A" }] });
     await refused({ objects: ["not an object"] });
+  });
+});
+
+describe("each item's fields are checked whole, type then value, in field order", () => {
+  it("of two mistakes in different fields of a create or an update item, the first field's is answered", async () => {
+    const kenya = await app.createLocation({ name: "Kenya", location_type_code: "country" });
+    for (const { body, error } of TWO_MISTAKES) {
+      await refused({ objects: [{ name: "Fine", location_type_code: "country" }, body] }, error);
+      await refused({ objects: [{ location_id: kenya.location_id, ...body }] }, error);
+    }
   });
 });
 

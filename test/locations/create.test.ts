@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDomain } from "../helpers/app.ts";
 import { buildLocationApp, LOCATIONS, type LocationTestApp, LOCATION_KEYS } from "../helpers/locations.ts";
+import { TWO_MISTAKES } from "./field-order.cases.ts";
 
 /**
  * CONTRACT §3 "Create `POST`" and "Rules (create, update and each bulk item)": 201 with the full
@@ -283,6 +284,12 @@ describe("payloads", () => {
       expect(Object.keys(res.body)).toEqual(["error"]);
     }
     expect(await count()).toBe(0);
+  });
+});
+
+describe("each field is checked whole, type then value, in field order", () => {
+  it("of two mistakes in different fields, the first field's is answered, whether of type or of value", async () => {
+    for (const { body, error } of TWO_MISTAKES) await refused(body, error);
   });
 });
 

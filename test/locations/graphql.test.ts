@@ -147,6 +147,23 @@ describe("locations over GraphQL", () => {
     expect(rest.body.data!.locations.pageInfo).toEqual({ hasNextPage: false, endCursor: null });
   });
 
+  it("an empty orderBy is the default order, not a 400", async () => {
+    const query = `query ($orderBy: String) { locations(domain: "demo", orderBy: $orderBy) { nodes { name } } }`;
+    const run = (orderBy?: string) =>
+      app
+        .http()
+        .post("/graphql")
+        .set("Authorization", app.reader.authorization)
+        .set("Content-Type", "application/json")
+        .send({ query, variables: { orderBy } });
+    const fallback = await run();
+    const empty = await run("");
+    expect(empty.status, JSON.stringify(empty.body)).toBe(200);
+    expect(empty.body.errors).toBeUndefined();
+    expect(empty.body.data.locations.nodes).toEqual(fallback.body.data.locations.nodes);
+    expect(fallback.body.data.locations.nodes).toHaveLength(5);
+  });
+
   it("refuses writes to a reader with FORBIDDEN and reads to a stranger", async () => {
     const write = await gql(app, app.reader.authorization, Update, { domain: "demo", id: ids.other, input: { name: "Nope" } });
     expect(errorCodes(write.body)).toEqual(["FORBIDDEN"]);

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDomain } from "../helpers/app.ts";
 import { buildLocationApp, LOCATIONS, type LocationTestApp, LOCATION_KEYS } from "../helpers/locations.ts";
+import { TWO_MISTAKES } from "./field-order.cases.ts";
 
 /**
  * CONTRACT §3 "Update `PUT {location_id}`": 200 with the full location; partial; unknown id 404;
@@ -204,6 +205,11 @@ describe("the rules apply to updates; an invalid update changes nothing", () => 
       expect(Object.keys(res.body)).toEqual(["error"]);
     }
     expect(await row(t.kenya.location_id)).toBe(before);
+  });
+
+  it("each field is checked whole, type then value, in field order: the first field's mistake is answered", async () => {
+    const t = await kenyaTree();
+    for (const { body, error } of TWO_MISTAKES) await refused(t.kenya.location_id, body, error);
   });
 
   it("a valid change together with an invalid one: nothing changes", async () => {
