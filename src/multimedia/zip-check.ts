@@ -240,7 +240,12 @@ function checkMembers(zip: yauzl.ZipFile, data: WindowedFile, limits: ZipLimits)
     if (expanded <= limits.maxTotalBytes) await checkMember(data, entry);
   };
   return new Promise<void>((resolve, reject) => {
-    zip.on("entry", (entry: yauzl.Entry) => check(entry).then(() => zip.readEntry(), reject));
+    // a throw from readEntry rejects too (never an unhandled rejection)
+    zip.on("entry", (entry: yauzl.Entry) =>
+      check(entry)
+        .then(() => zip.readEntry())
+        .catch(reject),
+    );
     zip.on("end", resolve);
     zip.on("error", reject);
     zip.readEntry();
@@ -255,7 +260,10 @@ export async function checkArchive(file: string, limits: ZipLimits): Promise<Arc
     await handle.read(head, 0, 4, 0);
     if (!ZIP_MAGIC.includes(head.toString("latin1"))) return { state: "not-zip" };
     const size = (await handle.stat()).size;
-    const zip = await openDirectory(handle, size).catch(() => undefined);
+    // a directory that does not read is corrupt; a failure to read the file is not (as for members)
+    const zip = await openDirectory(handle, size).catch((error: unknown) => {
+      if (isSystemError(error)) throw error;
+    });
     if (!zip) return { state: "corrupt" };
     const data = new WindowedFile(handle, size);
     try {
