@@ -84,7 +84,7 @@ export interface AppMultimedia {
 type StatusRow = Pick<JobRow, "id" | "status" | "current" | "total" | "result" | "errors">;
 
 /** A job row's status as the domain knows it. */
-export function statusOf(job: StatusRow): MultimediaStatus {
+function statusOf(job: StatusRow): MultimediaStatus {
   const state = job.status as JobState;
   return {
     id: job.id,

@@ -10,7 +10,7 @@ import { crc32 } from "node:zlib";
 import { fileTypeFromBuffer } from "file-type";
 import yauzl from "yauzl";
 import { referencePathOf, type MediaType, type Reference } from "../apps/references.ts";
-import type { ArchiveResult, StoredMedia } from "./archive-result.ts";
+import { emptyArchiveResult, type ArchiveResult, type StoredMedia } from "./archive-result.ts";
 import { MEDIA_CLASS, MEDIA_LABEL, mediaOfContent } from "./media-types.ts";
 import {
   compressionRatio,
@@ -233,18 +233,7 @@ export async function processArchive(
   hooks: ProcessHooks,
 ): Promise<{ result: ArchiveResult; stored: StoredMedia[] }> {
   const byPath = new Map(references.map((r) => [r.path.toLowerCase(), r]));
-  const result: ArchiveResult = {
-    matched_count: 0,
-    unmatched_count: 0,
-    total_files: 0,
-    processed_files: 0,
-    image_count: 0,
-    audio_count: 0,
-    video_count: 0,
-    matched_files: { AppImage: [], AppAudio: [], AppVideo: [] },
-    unmatched_files: [],
-    skipped_files: [],
-  };
+  const result = emptyArchiveResult();
   const stored: StoredMedia[] = [];
   const dir = await mkdtemp(path.join(tempRoot, "archive-"));
   let zip: yauzl.ZipFile;
