@@ -1,3 +1,5 @@
+import { isObject } from "../util/json.ts";
+
 /**
  * Multimedia references of an application source (CONTRACT §4): every `jr://file/…` path in any
  * string of the document (form XML inside `_attachments` included) and the keys of
@@ -62,13 +64,13 @@ export function findReferences(source: unknown): Reference[] {
       else if (value.includes("jr://file/")) for (const match of value.matchAll(REFERENCE)) add(match[0]);
     } else if (Array.isArray(value)) {
       for (const item of value) walk(item, depth + 1);
-    } else if (value && typeof value === "object") {
+    } else if (isObject(value)) {
       for (const item of Object.values(value)) walk(item, depth + 1);
     }
   };
   walk(source, 0);
   const map = (source as { multimedia_map?: unknown })?.multimedia_map;
-  if (map && typeof map === "object" && !Array.isArray(map)) {
+  if (isObject(map)) {
     for (const key of Object.keys(map)) if (key.startsWith("jr://file/")) add(key);
   }
   return [...found.values()];

@@ -26,6 +26,22 @@ export interface ArchiveResult {
   skipped_files: { path: string; reason: string }[];
 }
 
+/** The result of an archive with nothing in it, which processing fills in. */
+export function emptyArchiveResult(): ArchiveResult {
+  return {
+    matched_count: 0,
+    unmatched_count: 0,
+    total_files: 0,
+    processed_files: 0,
+    image_count: 0,
+    audio_count: 0,
+    video_count: 0,
+    matched_files: { AppImage: [], AppAudio: [], AppVideo: [] },
+    unmatched_files: [],
+    skipped_files: [],
+  };
+}
+
 export interface StoredMedia {
   canonicalPath: string;
   mediaType: MediaType;

@@ -55,9 +55,24 @@ export interface UploadedArchive {
   path: string;
 }
 
+/** A stored multimedia file: its content, kept once per domain and content hash. */
+export interface MediaFile {
+  id: string;
+  sha256: string;
+  md5: string;
+  size: number;
+  contentType: string;
+  /** AppImage | AppAudio | AppVideo */
+  mediaClass: string;
+}
+
+function mediaFileOf(row: MultimediaFile): MediaFile {
+  return { id: row.id, sha256: row.sha256, md5: row.md5, size: Number(row.size), contentType: row.contentType, mediaClass: row.mediaClass };
+}
+
 /** A stored multimedia file and a stream of its bytes. */
 export interface MediaFileContent {
-  file: MultimediaFile;
+  file: MediaFile;
   stream: Readable;
 }
 
@@ -84,7 +99,7 @@ export interface AppMultimedia {
 type StatusRow = Pick<JobRow, "id" | "status" | "current" | "total" | "result" | "errors">;
 
 /** A job row's status as the domain knows it. */
-export function statusOf(job: StatusRow): MultimediaStatus {
+function statusOf(job: StatusRow): MultimediaStatus {
   const state = job.status as JobState;
   return {
     id: job.id,
@@ -126,7 +141,7 @@ export class MultimediaJobService {
         const entry = mappedFile(app, path);
         const file = entry ? await this.prisma.multimediaFile.findFirst({ where: { id: entry.fileId, domainId: domain.id } }) : null;
         const stream = file && (await this.blobs.stream(file.blobKey));
-        return file && stream ? { file, stream } : null;
+        return file && stream ? { file: mediaFileOf(file), stream } : null;
       },
     };
   }
@@ -155,9 +170,9 @@ export class MultimediaJobService {
   }
 
   /** The domain's stored multimedia files with these ids, in one query (GraphQL loaders). */
-  async filesOf(domain: Pick<DomainRef, "id">, fileIds: readonly string[]): Promise<Map<string, MultimediaFile>> {
+  async filesOf(domain: Pick<DomainRef, "id">, fileIds: readonly string[]): Promise<Map<string, MediaFile>> {
     const rows = await this.prisma.multimediaFile.findMany({ where: { id: { in: [...fileIds] }, domainId: domain.id } });
-    return new Map(rows.map((r) => [r.id, r]));
+    return new Map(rows.map((r) => [r.id, mediaFileOf(r)]));
   }
 
   /** The job with this id within `scope`, unless it is unknown or past its lifetime (404). */

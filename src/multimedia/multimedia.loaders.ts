@@ -1,6 +1,5 @@
 import { perDomainLoader } from "../graphql/domain-loader.ts";
-import type { MultimediaFile } from "../generated/prisma/client.ts";
-import type { MultimediaJobService } from "./job.service.ts";
+import type { MediaFile, MultimediaJobService } from "./job.service.ts";
 
 /**
  * Per-request batching of the stored files the apps of a GraphQL response map: one query per
@@ -8,7 +7,7 @@ import type { MultimediaJobService } from "./job.service.ts";
  * query by it, so a map naming another domain's file finds nothing.
  */
 export function createMultimediaLoaders(multimedia: MultimediaJobService) {
-  const files = perDomainLoader<{ id: string }, MultimediaFile | null>(
+  const files = perDomainLoader<{ id: string }, MediaFile | null>(
     async (domainId) => ({ id: domainId }),
     async (domain, ids) => {
       const found = await multimedia.filesOf(domain, ids);

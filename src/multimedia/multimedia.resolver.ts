@@ -1,11 +1,11 @@
 import { GraphQLUpload, type FileUpload } from "graphql-upload-ts";
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import { AppType, type AppNode } from "../apps/app.types.ts";
-import type { MultimediaFile } from "../generated/prisma/client.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
 import { withUpload } from "../graphql/file-upload.ts";
 import { MULTIMEDIA_PROGRESS, progressPercent, type MultimediaStatus } from "./job.events.ts";
 import { resultFields } from "./job.serializer.ts";
+import type { MediaFile } from "./job.service.ts";
 import { MultimediaFileType, MultimediaJobType, MultimediaReferenceType } from "./multimedia.types.ts";
 
 /**
@@ -28,8 +28,8 @@ export function toJob(status: MultimediaStatus): MultimediaJobType {
   };
 }
 
-function mediaFile(row: MultimediaFile): MultimediaFileType {
-  return { id: row.id, sha256: row.sha256, md5: row.md5, size: Number(row.size), contentType: row.contentType, mediaClass: row.mediaClass };
+function mediaFile(file: MediaFile): MultimediaFileType {
+  return { id: file.id, sha256: file.sha256, md5: file.md5, size: file.size, contentType: file.contentType, mediaClass: file.mediaClass };
 }
 
 const settled = (status: MultimediaStatus) => status.state === "complete" || status.state === "failed";

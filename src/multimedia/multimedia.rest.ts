@@ -1,9 +1,12 @@
-import express, { type Request, type Router } from "express";
+import { once } from "node:events";
+import { pipeline } from "node:stream/promises";
+import express, { type Request, type Response, type Router } from "express";
 import type { Principal } from "../auth/principal.ts";
 import { notFound } from "../errors.ts";
+import { log } from "../log.ts";
 import { handler, locals, route } from "../rest/middleware.ts";
 import { readMultipart } from "../rest/multipart.ts";
-import type { MultimediaJobService } from "./job.service.ts";
+import type { MediaFileContent, MultimediaJobService } from "./job.service.ts";
 import { restStatus } from "./job.serializer.ts";
 
 /**
@@ -52,9 +55,28 @@ export function multimediaRouter({ multimedia, uploadTempDir, uploadLimitBytes }
       const path = decodeURIComponent(req.originalUrl.split("?")[0].replace(/^.*?\/multimedia\/file\//, ""));
       const found = await app.file(path);
       if (!found) throw notFound(`No multimedia file at '${path}'`);
-      res.status(200).type(found.file.contentType).set("Content-Length", String(found.file.size));
-      found.stream.pipe(res);
+      await send(found, res, path);
     }),
   });
   return router;
+}
+
+/**
+ * Sends a stored file's bytes. A failure of its stream ends this response only: before any byte
+ * (the file does not open, the database is gone at the first chunk) it is thrown, for the family's
+ * error body; once the headers are out the response is cut short (the client sees a truncated
+ * body, never a wrong one) and the failure logged.
+ */
+async function send({ file, stream: source }: MediaFileContent, res: Response, path: string): Promise<void> {
+  // the first chunk (or the end) before any header is set; `once` rejects on 'error'
+  await once(source, "readable");
+  res.status(200).type(file.contentType).set("Content-Length", String(file.size));
+  try {
+    await pipeline(source, res);
+  } catch (error) {
+    res.destroy();
+    // a client that hung up is not a failure of ours
+    if ((error as { code?: string }).code === "ERR_STREAM_PREMATURE_CLOSE") return;
+    log.error("multimedia file download failed", { path, error });
+  }
 }

@@ -1,10 +1,20 @@
 import { open, type FileHandle } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { promisify } from "node:util";
-import { crc32, createInflateRaw, inflateRaw, inflateRawSync } from "node:zlib";
+import { crc32, createInflateRaw } from "node:zlib";
 import yauzl from "yauzl";
-import { DEFLATED, entryName, entryUse, IN_MEMORY_BYTES, STORED, ZIP_OPTIONS, type ZipLimits } from "./zip-entries.ts";
+import {
+  DEFLATED,
+  entryName,
+  entryUse,
+  IN_MEMORY_BYTES,
+  isSystemError,
+  MemberDamage,
+  STORED,
+  verifiedMemberData,
+  ZIP_OPTIONS,
+  type ZipLimits,
+} from "./zip-entries.ts";
 
 /**
  * The upload-time validation of a multimedia archive (CONTRACT §4 "POST {app_id}/multimedia/"):
@@ -27,17 +37,10 @@ export type ArchiveCheck = { state: "ok"; entries: number } | { state: "not-zip"
 const WINDOW_BYTES = 4 * 1024 * 1024;
 /** How much compressed data of a large member is handed to the inflater at a time. */
 const STREAM_CHUNK_BYTES = 1024 * 1024;
-/** Members with at most this much compressed data are inflated on the spot (no thread-pool round trip). */
-const INFLATE_IN_PLACE_BYTES = 64 * 1024;
 /** How much of the central directory one read takes. */
 const DIRECTORY_BLOCK_BYTES = 1024 * 1024;
 const LOCAL_HEADER_BYTES = 30;
 const LOCAL_HEADER_SIGNATURE = 0x04034b50;
-
-const inflate = promisify(inflateRaw);
-
-/** The member's data is damaged: the archive is corrupt. */
-class Damaged extends Error {}
 
 interface Window {
   start: number;
@@ -155,27 +158,15 @@ class DirectoryReader extends yauzl.RandomAccessReader {
 /** Where the member's data starts, after its local header (whose signature must be there). */
 async function dataStart(file: WindowedFile, entry: yauzl.Entry): Promise<number> {
   const header = await file.bytes(entry.relativeOffsetOfLocalHeader, LOCAL_HEADER_BYTES);
-  if (header.length < LOCAL_HEADER_BYTES || header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw new Damaged("local header");
+  if (header.length < LOCAL_HEADER_BYTES || header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw new MemberDamage("local header");
   const start = entry.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + header.readUInt16LE(26) + header.readUInt16LE(28);
-  if (start + entry.compressedSize > file.size) throw new Damaged("data past the end of the file");
+  if (start + entry.compressedSize > file.size) throw new MemberDamage("data past the end of the file");
   return start;
 }
 
-/** A small member: one read, one inflate, as processing reads it. */
+/** A small member: one read, verified as processing verifies it. */
 async function checkSmall(file: WindowedFile, entry: yauzl.Entry, start: number): Promise<void> {
-  const raw = await file.bytes(start, entry.compressedSize);
-  let data = raw;
-  if (entry.compressionMethod === DEFLATED) {
-    // one byte over the claimed size is enough to know it lies
-    const options = { maxOutputLength: entry.uncompressedSize + 1 };
-    try {
-      data = raw.length <= INFLATE_IN_PLACE_BYTES ? inflateRawSync(raw, options) : await inflate(raw, options);
-    } catch {
-      throw new Damaged("deflate stream, or more data than it claims");
-    }
-  }
-  if (data.length !== entry.uncompressedSize) throw new Damaged("not the size it claims");
-  if (crc32(data) !== entry.crc32) throw new Damaged("CRC-32");
+  await verifiedMemberData(entry, await file.bytes(start, entry.compressedSize));
 }
 
 /** A large member: its compressed data in chunks, through a streaming inflate when deflated. */
@@ -183,7 +174,7 @@ async function checkLarge(file: WindowedFile, entry: yauzl.Entry, start: number)
   async function* compressed() {
     for (let at = 0; at < entry.compressedSize; ) {
       const chunk = await file.chunk(start + at, Math.min(STREAM_CHUNK_BYTES, entry.compressedSize - at));
-      if (chunk.length === 0) throw new Damaged("data cut short");
+      if (chunk.length === 0) throw new MemberDamage("data cut short");
       at += chunk.length;
       yield chunk;
     }
@@ -193,7 +184,7 @@ async function checkLarge(file: WindowedFile, entry: yauzl.Entry, start: number)
   const consume = async (chunks: AsyncIterable<Buffer>) => {
     for await (const chunk of chunks) {
       size += chunk.length;
-      if (size > entry.uncompressedSize) throw new Damaged("more data than it claims");
+      if (size > entry.uncompressedSize) throw new MemberDamage("more data than it claims", true);
       crc = crc32(chunk, crc);
     }
   };
@@ -202,14 +193,14 @@ async function checkLarge(file: WindowedFile, entry: yauzl.Entry, start: number)
   } else {
     const inflater = createInflateRaw({ chunkSize: 64 * 1024 });
     await pipeline(Readable.from(compressed(), { objectMode: false }), inflater, consume).catch((error) => {
-      throw error instanceof Damaged ? error : new Damaged("deflate stream");
+      throw error instanceof MemberDamage ? error : new MemberDamage("deflate stream");
     });
   }
-  if (size !== entry.uncompressedSize) throw new Damaged("not the size it claims");
-  if (crc !== entry.crc32) throw new Damaged("CRC-32");
+  if (size !== entry.uncompressedSize) throw new MemberDamage("not the size it claims");
+  if (crc !== entry.crc32) throw new MemberDamage("CRC-32");
 }
 
-/** Checks one member's data; throws Damaged when it is. */
+/** Checks one member's data; throws MemberDamage when it is. */
 async function checkMember(file: WindowedFile, entry: yauzl.Entry): Promise<void> {
   // Encrypted members and other compression methods are not damage: processing lists them
   // unreadable, as it always did.
@@ -240,7 +231,12 @@ function checkMembers(zip: yauzl.ZipFile, data: WindowedFile, limits: ZipLimits)
     if (expanded <= limits.maxTotalBytes) await checkMember(data, entry);
   };
   return new Promise<void>((resolve, reject) => {
-    zip.on("entry", (entry: yauzl.Entry) => check(entry).then(() => zip.readEntry(), reject));
+    // a throw from readEntry rejects too (never an unhandled rejection)
+    zip.on("entry", (entry: yauzl.Entry) =>
+      check(entry)
+        .then(() => zip.readEntry())
+        .catch(reject),
+    );
     zip.on("end", resolve);
     zip.on("error", reject);
     zip.readEntry();
@@ -255,14 +251,17 @@ export async function checkArchive(file: string, limits: ZipLimits): Promise<Arc
     await handle.read(head, 0, 4, 0);
     if (!ZIP_MAGIC.includes(head.toString("latin1"))) return { state: "not-zip" };
     const size = (await handle.stat()).size;
-    const zip = await openDirectory(handle, size).catch(() => undefined);
+    // a directory that does not read is corrupt; a failure to read the file is not (as for members)
+    const zip = await openDirectory(handle, size).catch((error: unknown) => {
+      if (isSystemError(error)) throw error;
+    });
     if (!zip) return { state: "corrupt" };
     const data = new WindowedFile(handle, size);
     try {
       await checkMembers(zip, data, limits);
       return { state: "ok", entries: zip.entryCount };
     } catch (error) {
-      if (error instanceof Damaged || !isSystemError(error)) return { state: "corrupt" };
+      if (error instanceof MemberDamage || !isSystemError(error)) return { state: "corrupt" };
       throw error;
     } finally {
       zip.close();
@@ -271,9 +270,4 @@ export async function checkArchive(file: string, limits: ZipLimits): Promise<Arc
   } finally {
     await handle.close();
   }
-}
-
-/** A failure to read the uploaded file itself (not the archive's bytes): a server error, not a 400. */
-function isSystemError(error: unknown): boolean {
-  return typeof (error as { syscall?: unknown } | null)?.syscall === "string";
 }

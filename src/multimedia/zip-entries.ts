@@ -1,10 +1,13 @@
+import { promisify } from "node:util";
+import { crc32, inflateRaw, inflateRawSync } from "node:zlib";
 import yauzl from "yauzl";
 
 /**
  * What the upload check (zip-check.ts) and the processor (zip-processor.ts) agree on about an
  * archive's entries: how the archive is opened, how a name is read, and which entries have their
  * data read at all. An entry refused by a limit (CONTRACT §4 "Safety": zip bombs) is never
- * inflated, neither at upload nor when the job runs.
+ * inflated, neither at upload nor when the job runs. And how both verify a member held in memory,
+ * and tell damage from a failure to read the file.
  */
 
 export interface ZipLimits {
@@ -64,4 +67,51 @@ export function entryUse(name: string, entry: yauzl.Entry, limits: ZipLimits): E
   if (entry.uncompressedSize > limits.maxEntryBytes) return "over-entry-limit";
   if (entry.uncompressedSize > 1024 * 1024 && compressionRatio(entry) > limits.maxRatio) return "over-ratio";
   return "read";
+}
+
+/**
+ * Whether a failure happened in a system call (the archive file unreadable, too many open files,
+ * the spool disk full) rather than on the archive's own bytes: the upload answers it with a 500,
+ * not a 400 "corrupt"; the job stops rather than list one entry unreadable.
+ */
+export function isSystemError(error: unknown): boolean {
+  return typeof (error as { syscall?: unknown } | null)?.syscall === "string";
+}
+
+/** A member's data is not what its directory entry claims; `larger`: it holds more than it claims. */
+export class MemberDamage extends Error {
+  constructor(
+    message: string,
+    readonly larger = false,
+  ) {
+    super(message);
+  }
+}
+
+/** Members with at most this much compressed data are inflated on the spot (no thread-pool round trip). */
+const INFLATE_IN_PLACE_BYTES = 64 * 1024;
+
+const inflate = promisify(inflateRaw);
+
+/**
+ * The data of a member held whole in memory (IN_MEMORY_BYTES), from its compressed bytes `raw`,
+ * verified: inflated when deflated, no further than one byte past the size it claims (enough to
+ * know it lies), then its size and CRC-32 checked against its entry. Stored data is returned as
+ * given, not copied. Throws MemberDamage.
+ */
+export async function verifiedMemberData(entry: yauzl.Entry, raw: Buffer): Promise<Buffer> {
+  let data = raw;
+  if (entry.compressionMethod === DEFLATED) {
+    const options = { maxOutputLength: entry.uncompressedSize + 1 };
+    try {
+      data = raw.length <= INFLATE_IN_PLACE_BYTES ? inflateRawSync(raw, options) : await inflate(raw, options);
+    } catch (error) {
+      const larger = (error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE";
+      throw new MemberDamage(larger ? "more data than it claims" : "deflate stream", larger);
+    }
+  }
+  if (data.length > entry.uncompressedSize) throw new MemberDamage("more data than it claims", true);
+  if (data.length !== entry.uncompressedSize) throw new MemberDamage("less data than it claims");
+  if (crc32(data) !== entry.crc32) throw new MemberDamage("CRC-32");
+  return data;
 }

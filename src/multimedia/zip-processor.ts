@@ -6,14 +6,25 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
 import { setTimeout as delay } from "node:timers/promises";
-import { promisify } from "node:util";
-import { crc32, inflateRaw } from "node:zlib";
+import { crc32 } from "node:zlib";
 import { fileTypeFromBuffer } from "file-type";
 import yauzl from "yauzl";
 import { referencePathOf, type MediaType, type Reference } from "../apps/references.ts";
-import type { ArchiveResult, StoredMedia } from "./archive-result.ts";
+import { emptyArchiveResult, type ArchiveResult, type StoredMedia } from "./archive-result.ts";
 import { MEDIA_CLASS, MEDIA_LABEL, mediaOfContent } from "./media-types.ts";
-import { compressionRatio, DEFLATED, entryName, entryUse, IN_MEMORY_BYTES, openZip, STORED, type ZipLimits } from "./zip-entries.ts";
+import {
+  compressionRatio,
+  DEFLATED,
+  entryName,
+  entryUse,
+  IN_MEMORY_BYTES,
+  isSystemError,
+  MemberDamage,
+  openZip,
+  STORED,
+  verifiedMemberData,
+  type ZipLimits,
+} from "./zip-entries.ts";
 
 /**
  * Processes a multimedia archive (CONTRACT §4 "Processing"): entries in order, streamed one at a
@@ -50,14 +61,6 @@ const SNIFF_BYTES = 4100;
 export const UNREADABLE_ENTRY = "Error reading file";
 
 export type Spooled = { size: number; sha256: string; md5: string; head: Buffer } & ({ buffer: Buffer } | { file: string });
-
-/**
- * Whether reading an entry failed in a system call (the archive file unreadable, the spool disk
- * full) rather than on the entry's own damaged bytes: only the former stops the whole job.
- */
-function systemFailure(error: unknown): boolean {
-  return typeof (error as { syscall?: unknown } | null)?.syscall === "string";
-}
 
 /** Waits until a stream has let go of its file descriptor, however it ended. */
 async function released(stream: WriteStream | undefined): Promise<void> {
@@ -135,8 +138,6 @@ function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
   );
 }
 
-const inflate = promisify(inflateRaw);
-
 /** Whether an entry is read whole into memory by `readSmall` rather than streamed. */
 function isSmall(entry: yauzl.Entry): boolean {
   return (
@@ -157,19 +158,10 @@ async function readSmall(zip: yauzl.ZipFile, archive: FileHandle, entry: yauzl.E
   const raw = Buffer.allocUnsafe(entry.compressedSize);
   const { bytesRead } = await archive.read(raw, 0, raw.length, fileDataStart);
   if (bytesRead !== raw.length) throw new Error("entry data cut short");
-  // one byte over the claimed size is enough to know it lies
-  const data = entry.compressionMethod === STORED ? raw : await inflate(raw, { maxOutputLength: entry.uncompressedSize + 1 }).catch(tooLarge);
-  if (data.length > entry.uncompressedSize) throw new ArchiveError("entry larger than it claims");
-  if (data.length !== entry.uncompressedSize) throw new Error("entry shorter than it claims");
-  if (crc32(data) !== entry.crc32) throw new Error("CRC-32 mismatch");
+  const data = await verifiedMemberData(entry, raw);
   const sha256 = createHash("sha256").update(data).digest("hex");
   const md5 = createHash("md5").update(data).digest("hex");
   return { size: data.length, sha256, md5, head: data.subarray(0, SNIFF_BYTES), buffer: data };
-}
-
-function tooLarge(error: unknown): never {
-  if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") throw new ArchiveError("entry larger than it claims");
-  throw error;
 }
 
 /**
@@ -187,8 +179,9 @@ async function readEntry(
     if (isSmall(entry)) return await readSmall(zip, archive, entry);
     return await spool(await openEntry(zip, entry), target, { crc32: entry.crc32, maxBytes });
   } catch (error) {
-    if (error instanceof ArchiveError) return { unreadable: "File is larger than it claims to be." };
-    if (systemFailure(error)) throw error;
+    const larger = error instanceof ArchiveError || (error instanceof MemberDamage && error.larger);
+    if (larger) return { unreadable: "File is larger than it claims to be." };
+    if (isSystemError(error)) throw error;
     return { unreadable: UNREADABLE_ENTRY };
   }
 }
@@ -240,18 +233,7 @@ export async function processArchive(
   hooks: ProcessHooks,
 ): Promise<{ result: ArchiveResult; stored: StoredMedia[] }> {
   const byPath = new Map(references.map((r) => [r.path.toLowerCase(), r]));
-  const result: ArchiveResult = {
-    matched_count: 0,
-    unmatched_count: 0,
-    total_files: 0,
-    processed_files: 0,
-    image_count: 0,
-    audio_count: 0,
-    video_count: 0,
-    matched_files: { AppImage: [], AppAudio: [], AppVideo: [] },
-    unmatched_files: [],
-    skipped_files: [],
-  };
+  const result = emptyArchiveResult();
   const stored: StoredMedia[] = [];
   const dir = await mkdtemp(path.join(tempRoot, "archive-"));
   let zip: yauzl.ZipFile;

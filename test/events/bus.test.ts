@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { postgresDatabase } from "../../src/db/client.ts";
 import { localEventBus, postgresEventBus } from "../../src/events/bus.ts";
 import type { CaseChangedEvent } from "../../src/cases/case.events.ts";
+import type { MultimediaStatus } from "../../src/multimedia/job.events.ts";
 import { freshDatabase, usingPostgres } from "../helpers/db.ts";
 
 const event: CaseChangedEvent = { domain: "d", caseId: "c", caseType: "t", formId: "f" };
@@ -24,8 +25,9 @@ describe("event bus", () => {
     try {
       const subscribers = Array.from({ length: 50 }, () => bus.pubsub.subscribe("multimediaProgress", "dl-1"));
       const received = subscribers.map((s) => s.next());
-      bus.pubsub.publish("multimediaProgress", "dl-1", { processing_id: "dl-1" } as never);
-      expect((await Promise.all(received)).every((r) => r.value.processing_id === "dl-1")).toBe(true);
+      const status: MultimediaStatus = { id: "dl-1", state: "running", current: 1, total: 2, result: null, errors: [] };
+      bus.pubsub.publish("multimediaProgress", "dl-1", status);
+      expect((await Promise.all(received)).every((r) => r.value.id === "dl-1")).toBe(true);
       await Promise.all(subscribers.map((s) => s.return()));
       await new Promise((resolve) => setImmediate(resolve));
       expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning")).toEqual([]);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import type { AppService } from "../../src/apps/app.service.ts";
 import type { TaskAttempt } from "../../src/multimedia/job.queue.ts";
+import { emptyArchiveResult } from "../../src/multimedia/archive-result.ts";
 import { Superseded } from "../../src/multimedia/job.service.ts";
 import { MultimediaWorker } from "../../src/multimedia/worker.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
@@ -178,7 +179,7 @@ describe("404 Processing ID not found or expired", () => {
     const id = await queued(appId);
     await app.db.prisma.multimediaJob.update({
       where: { id },
-      data: { status: "complete", result: emptyResult(), expiresAt: new Date(Date.now() - 1000) },
+      data: { status: "complete", result: emptyArchiveResult() as object, expiresAt: new Date(Date.now() - 1000) },
     });
     const res = await status(appId, id);
     expect(res.status).toBe(404);
@@ -333,7 +334,7 @@ describe("attempts: a crash is retried, three crashes fail the job, a stale atte
     const current = (await jobs.begin(attempt(1)))!;
     await jobs.progress(current, 1, 3);
     await expect(jobs.progress(stale, 2, 3)).rejects.toBeInstanceOf(Superseded);
-    await expect(jobs.complete(stale, emptyResult() as never, [])).rejects.toBeInstanceOf(Superseded);
+    await expect(jobs.complete(stale, emptyArchiveResult(), [])).rejects.toBeInstanceOf(Superseded);
     await jobs.fail(stale, "stale");
     expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({
       status: "running",
@@ -372,22 +373,7 @@ describe("attempts: a crash is retried, three crashes fail the job, a stale atte
   it("a settled job is not started again (a duplicate delivery does nothing)", async () => {
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
-    await app.db.prisma.multimediaJob.update({ where: { id }, data: { status: "complete", result: emptyResult() } });
+    await app.db.prisma.multimediaJob.update({ where: { id }, data: { status: "complete", result: emptyArchiveResult() as object } });
     expect(await app.services.multimediaJobs.begin({ id: randomUUID(), retryCount: 0, data: { processingId: id } } as TaskAttempt)).toBeNull();
   });
 });
-
-function emptyResult() {
-  return {
-    matched_count: 0,
-    unmatched_count: 0,
-    total_files: 0,
-    processed_files: 0,
-    image_count: 0,
-    audio_count: 0,
-    video_count: 0,
-    matched_files: { AppImage: [], AppAudio: [], AppVideo: [] },
-    unmatched_files: [],
-    skipped_files: [],
-  };
-}

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { readdirSync, readlinkSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, open, rm, writeFile, type FileHandle } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import yauzl from "yauzl";
 import { checkArchive } from "../../src/multimedia/zip-check.ts";
 import { damageEntry, entryLayout, png, zip } from "../helpers/archives.ts";
 
@@ -67,5 +68,44 @@ describe("checkArchive", () => {
       expect(openFiles().filter((f) => f.startsWith(dir))).toEqual([]);
     }
     expect(answers).toEqual(["ok", "corrupt", "not-zip", "corrupt"]);
+  });
+
+  describe("a system error is a failure to read the upload (thrown, a 500), not a corrupt archive, wherever it happens", () => {
+    afterEach(() => vi.restoreAllMocks());
+    const systemError = (syscall: string, code: string) => Object.assign(new Error(`${code}: i/o failed, ${syscall}`), { syscall, code });
+
+    it("while reading the central directory (EIO) → thrown, not corrupt", async () => {
+      const archive = await zip([{ name: "a.png", data: png(3) }]);
+      const file = path.join(dir, "directory-eio.zip");
+      await writeFile(file, archive);
+      const probe = await open(file, "r");
+      const prototype = Object.getPrototypeOf(probe) as FileHandle;
+      await probe.close();
+      const read = prototype.read;
+      // the first four bytes read (the ZIP magic); every later read (the end record, the directory) fails
+      vi.spyOn(prototype, "read").mockImplementation(function (this: FileHandle, ...args: unknown[]) {
+        if (args[2] === 4) return (read as (...a: unknown[]) => ReturnType<FileHandle["read"]>).apply(this, args);
+        return Promise.reject(systemError("read", "EIO"));
+      } as FileHandle["read"]);
+      await expect(checkArchive(file, LIMITS)).rejects.toMatchObject({ code: "EIO", syscall: "read" });
+      vi.restoreAllMocks();
+      expect(openFiles().filter((f) => f.startsWith(dir))).toEqual([]);
+    });
+
+    it("reading the next entry throws (EMFILE) → rejected, never an unhandled rejection", async () => {
+      const archive = await zip([
+        { name: "a.png", data: png(4) },
+        { name: "b.png", data: png(5) },
+      ]);
+      const readEntry = yauzl.ZipFile.prototype.readEntry;
+      let calls = 0;
+      vi.spyOn(yauzl.ZipFile.prototype, "readEntry").mockImplementation(function (this: yauzl.ZipFile) {
+        if (++calls === 2) throw systemError("open", "EMFILE");
+        readEntry.call(this);
+      });
+      await expect(check(archive)).rejects.toMatchObject({ code: "EMFILE" });
+      expect(calls).toBe(2);
+      expect(openFiles().filter((f) => f.startsWith(dir))).toEqual([]);
+    });
   });
 });
