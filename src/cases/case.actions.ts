@@ -1,6 +1,7 @@
 import { badInput, DomainError } from "../errors.ts";
 import { isObject } from "../util/json.ts";
 import { pythonStr } from "../util/python.ts";
+import { unstorableReason } from "../util/text.ts";
 
 /**
  * The typed write commands of CONTRACT §2 "Writes" and their value rules: pure, before any database
@@ -137,8 +138,9 @@ function valueError(key: string, value: unknown) {
  */
 export function checkText(key: string, value: unknown): asserts value is string {
   if (typeof value !== "string") throw valueError(key, value);
-  if (value.includes("\u0000")) throw badInput(`Error with case property '${key}'. Values cannot contain the NUL character.`);
-  if (/\p{Cs}/u.test(value)) throw badInput(`Error with case property '${key}'. Values cannot contain an unpaired surrogate.`);
+  const reason = unstorableReason(value);
+  if (reason === "nul") throw badInput(`Error with case property '${key}'. Values cannot contain the NUL character.`);
+  if (reason === "surrogate") throw badInput(`Error with case property '${key}'. Values cannot contain an unpaired surrogate.`);
 }
 
 function parseIndices(raw: unknown): IndexChange[] {
