@@ -6,7 +6,6 @@ import { CaseReads } from "./cases/case.read.service.ts";
 import { CaseWrites } from "./cases/case.write.service.ts";
 import { Authenticator } from "./auth/authenticate.ts";
 import { DigestAuth } from "./auth/digest.ts";
-import { DomainDirectory } from "./auth/domains.ts";
 import { OAuthService } from "./auth/oauth.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/client.ts";
@@ -30,7 +29,6 @@ export interface Services {
   pubsub: PubSub;
   /** authenticate, rate-limit, map errors: the one admission of every transport */
   admission: Admission;
-  domains: DomainDirectory;
   oauth: OAuthService;
   digest: DigestAuth;
   admin: AdminService;
@@ -65,7 +63,6 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     config,
     pubsub,
     admission: new Admission(new Authenticator(prisma, config.authRealm, digest, oauth), rateLimiter),
-    domains: new DomainDirectory(prisma),
     oauth,
     digest,
     admin: new AdminService(prisma, config.authRealm),

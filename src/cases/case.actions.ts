@@ -1,6 +1,7 @@
 import { badInput, DomainError } from "../errors.ts";
 import { isObject } from "../util/json.ts";
 import { pythonStr } from "../util/python.ts";
+import { unstorableReason } from "../util/text.ts";
 
 /**
  * The typed write commands of CONTRACT §2 "Writes" and their value rules: pure, before any database
@@ -137,8 +138,9 @@ function valueError(key: string, value: unknown) {
  */
 export function checkText(key: string, value: unknown): asserts value is string {
   if (typeof value !== "string") throw valueError(key, value);
-  if (value.includes("\u0000")) throw badInput(`Error with case property '${key}'. Values cannot contain the NUL character.`);
-  if (/\p{Cs}/u.test(value)) throw badInput(`Error with case property '${key}'. Values cannot contain an unpaired surrogate.`);
+  const reason = unstorableReason(value);
+  if (reason === "nul") throw badInput(`Error with case property '${key}'. Values cannot contain the NUL character.`);
+  if (reason === "surrogate") throw badInput(`Error with case property '${key}'. Values cannot contain an unpaired surrogate.`);
 }
 
 function parseIndices(raw: unknown): IndexChange[] {
@@ -191,12 +193,27 @@ function parseProperties(raw: unknown): Record<string, string> {
 
 /** One item to an action, or the first rule it breaks. */
 export function caseAction(item: CaseItem, target: WriteTarget): CaseAction {
+  return toAction(item, target, true);
+}
+
+/**
+ * `caseAction` for an item whose reader has already run `checkText` on each of its TEXT_FIELDS, in
+ * that order, after the field names (REST's body reader, which must report a field's type and text
+ * mistakes in field order): the same rules, each text field checked once.
+ */
+export function textCheckedCaseAction(item: CaseItem, target: WriteTarget): CaseAction {
+  return toAction(item, target, false);
+}
+
+function toAction(item: CaseItem, target: WriteTarget, checkTexts: boolean): CaseAction {
   const allowed = allowedFields(target, item.create, item.caseId);
   if (item.create !== undefined && !allowed.has("create")) throw unknownField("create");
   if (item.caseId !== undefined && !allowed.has("case_id")) throw unknownField("case_id");
   if (item.temporaryId !== undefined && !allowed.has("temporary_id")) throw unknownField("temporary_id");
-  for (const [field, name] of TEXT_FIELDS) {
-    if (item[field] !== undefined) checkText(name, item[field]);
+  if (checkTexts) {
+    for (const [field, name] of TEXT_FIELDS) {
+      if (item[field] !== undefined) checkText(name, item[field]);
+    }
   }
   if (target.kind === "upsert") checkText("external_id", target.externalId);
   const { caseId, externalId } = item;
@@ -275,9 +292,14 @@ function classify(
 
 /**
  * The rows of a list request: each read by the face (`read` may refuse a row for its own grammar)
- * and checked by the rules; every row's first error, joined as the contract says.
+ * and checked by the rules (`toAction`: `caseAction`, or `textCheckedCaseAction` when `read` has
+ * checked the texts); every row's first error, joined as the contract says.
  */
-export function bulkActions<T>(rows: readonly T[], read: (row: T) => CaseItem): CaseAction[] {
+export function bulkActions<T>(
+  rows: readonly T[],
+  read: (row: T) => CaseItem,
+  toAction: (item: CaseItem, target: WriteTarget) => CaseAction = caseAction,
+): CaseAction[] {
   if (rows.length > MAX_BULK) {
     throw badInput(`Payload too large: you cannot submit more than ${MAX_BULK} updates in a single request`);
   }
@@ -287,7 +309,7 @@ export function bulkActions<T>(rows: readonly T[], read: (row: T) => CaseItem): 
   const errors: string[] = [];
   rows.forEach((row, i) => {
     try {
-      actions.push(caseAction(read(row), target));
+      actions.push(toAction(read(row), target));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       errors.push(`Error in row ${i + 1}: ${error.message}`);

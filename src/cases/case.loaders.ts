@@ -1,52 +1,39 @@
-import type DataLoader from "dataloader";
-import type { DomainRef } from "../auth/permissions.ts";
-import { perDomainLoader } from "../graphql/domain-loader.ts";
+import type { Principal } from "../auth/principal.ts";
+import { perDomainLoader, scopePerDomain } from "../graphql/domain-loader.ts";
+import type { CaseLink, CaseReadScope, CaseReads } from "./case.read.service.ts";
 import type { CaseRecord } from "./case.record.ts";
-import type { CaseRepository } from "./case.repository.ts";
-import type { FormRepository, FormView } from "./form.repository.ts";
+import type { FormView } from "./form.repository.ts";
 
 /**
  * Per-request batching of case relations for GraphQL: a page of cases with their parents, children
- * or forms costs a constant number of queries, whatever its size. Every read goes through the
- * repositories, scoped to the domain of the case it starts from.
+ * or forms costs a constant number of queries, whatever its size. Every batch goes through the
+ * caller's read scope of its domain (`caseReads.in`), obtained once per domain per request.
  */
 
-export interface CaseLoaderSources {
-  cases: CaseRepository;
-  forms: FormRepository;
-}
+export function createCaseLoaders(principal: Principal, caseReads: CaseReads) {
+  /** The caller's read scope of a domain; none where they may not read (nothing there for them). */
+  const scope = scopePerDomain<CaseReadScope>((domain) => caseReads.in(principal, domain));
 
-export function createCaseLoaders({ cases, forms }: CaseLoaderSources, domainIds: DataLoader<string, string | null>) {
-  const scope = async (name: string): Promise<DomainRef | null> => {
-    const id = await domainIds.load(name);
-    return id ? { id, name } : null;
-  };
-
-  const byId = perDomainLoader<DomainRef, CaseRecord | null>(
+  const byId = perDomainLoader<CaseReadScope, CaseRecord | null>(
     scope,
-    async (domain, ids) => {
-      const found = await cases.byIds(domain, ids);
+    async (s, ids) => {
+      const found = await s.byIds(ids);
       return ids.map((id) => found.get(id.toLowerCase()) ?? null);
     },
     null,
   );
 
   /** The indices that point at a case: the id of the case holding each, and its relationship. */
-  const referencing = perDomainLoader<DomainRef, { caseId: string; relationship: string }[]>(
+  const referencing = perDomainLoader<CaseReadScope, CaseLink[]>(
     scope,
-    async (domain, ids) => {
-      const byTarget = new Map<string, { caseId: string; relationship: string }[]>();
-      for (const { caseId, referencedId, relationship } of await cases.referencing(domain, ids)) {
-        const links = byTarget.get(referencedId);
-        if (links) links.push({ caseId, relationship });
-        else byTarget.set(referencedId, [{ caseId, relationship }]);
-      }
+    async (s, ids) => {
+      const byTarget = Map.groupBy(await s.referencing(ids), (link) => link.referencedId);
       return ids.map((id) => byTarget.get(id) ?? []);
     },
     [],
   );
 
-  const formsOf = perDomainLoader<DomainRef, FormView[]>(scope, (domain, caseIds) => forms.byCases(domain, caseIds), []);
+  const formsOf = perDomainLoader<CaseReadScope, FormView[]>(scope, (s, caseIds) => s.formsOf(caseIds), []);
 
   return {
     case: (domain: string, caseId: string) => byId.load({ domain, key: caseId }),

@@ -4,9 +4,9 @@ import { pythonStr } from "../util/python.ts";
 import {
   allowedFields,
   bulkActions,
-  caseAction,
   checkText,
   TEXT_FIELDS,
+  textCheckedCaseAction,
   unknownField,
   type CaseAction,
   type CaseItem,
@@ -41,7 +41,8 @@ function readItem(raw: unknown, target: WriteTarget): CaseItem {
   for (const [field, name] of TEXT_FIELDS) {
     const value = raw[name];
     if (value === undefined) continue;
-    // the whole text rule, not only the type: each field's mistake is reported in field order
+    // the whole text rule, not only the type: each field's mistake is reported in field order (the
+    // rules then skip these fields: textCheckedCaseAction)
     checkText(name, value);
     item[field] = value;
   }
@@ -52,9 +53,9 @@ function readItem(raw: unknown, target: WriteTarget): CaseItem {
 export function parseWriteBody(body: unknown, target: WriteTarget): { actions: CaseAction[]; bulk: boolean } {
   const json = requireJson(body);
   if (Array.isArray(json) && (target.kind === "create" || target.kind === "put")) {
-    return { actions: bulkActions(json, (row) => readItem(row, BULK)), bulk: true };
+    return { actions: bulkActions(json, (row) => readItem(row, BULK), textCheckedCaseAction), bulk: true };
   }
-  return { actions: [caseAction(readItem(json, target), target)], bulk: false };
+  return { actions: [textCheckedCaseAction(readItem(json, target), target)], bulk: false };
 }
 
 function stringList(body: Record<string, unknown>, key: string): string[] {

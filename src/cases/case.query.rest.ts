@@ -37,14 +37,10 @@ function parseLimit(values: string[] | undefined): number {
   return checkLimit(Number(raw));
 }
 
+/** The values of each parameter name, names in the order first given. */
 function group(params: Params): Map<string, string[]> {
-  const grouped = new Map<string, string[]>();
-  for (const [key, value] of params) {
-    const values = grouped.get(key);
-    if (values) values.push(value);
-    else grouped.set(key, [value]);
-  }
-  return grouped;
+  const grouped = Map.groupBy(params, ([key]) => key);
+  return new Map([...grouped].map(([key, pairs]) => [key, pairs.map(([, value]) => value)]));
 }
 
 const isDateField = (name: string): name is DateField => (DATE_FIELDS as readonly string[]).includes(name);

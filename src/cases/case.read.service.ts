@@ -47,22 +47,30 @@ function checkBulkRequest(request: BulkRequest): void {
 }
 
 export class CaseReads {
-  /** what GraphQL's per-request loaders batch their relation reads through (each call scoped by domain) */
-  readonly repositories: { cases: CaseRepository; forms: FormRepository };
+  private readonly cases: CaseRepository;
+  private readonly forms: FormRepository;
 
   constructor(
     private readonly prisma: Prisma,
     /** the signed cursors of the list, which each face hands out and reads back */
     readonly cursors: CursorCodec,
   ) {
-    this.repositories = { cases: new CaseRepository(prisma), forms: new FormRepository(prisma) };
+    this.cases = new CaseRepository(prisma);
+    this.forms = new FormRepository(prisma);
   }
 
   /** The principal's case reads in the domain, or the 401/403/404 to answer. */
   async in(principal: Principal, domainName: string): Promise<CaseReadScope> {
     const domain = await authorize(this.prisma, principal, domainName, "caseRead");
-    return new ReadScope(domain, this.repositories.cases, this.repositories.forms);
+    return new ReadScope(domain, this.cases, this.forms);
   }
+}
+
+/** A case index that points at a case of the scope: the case holding it, its target and relationship. */
+export interface CaseLink {
+  caseId: string;
+  referencedId: string;
+  relationship: string;
 }
 
 /** The principal's case reads in one domain (permission already checked): made only by `CaseReads.in`. */
@@ -104,6 +112,23 @@ class ReadScope {
 
   async form(formId: string): Promise<FormView | null> {
     return this.forms.byId(this.domain, formId);
+  }
+
+  // ---- batches of GraphQL's per-request loaders (case.loaders.ts): one query each, whatever the count
+
+  /** The cases of the domain with these ids, by lower-case id (ids that name none are left out). */
+  async byIds(caseIds: string[]): Promise<Map<string, CaseRecord>> {
+    return this.cases.byIds(this.domain, caseIds);
+  }
+
+  /** The indices of the domain that point at these cases, ordered by the indexing case's id. */
+  async referencing(caseIds: string[]): Promise<CaseLink[]> {
+    return this.cases.referencing(this.domain, caseIds);
+  }
+
+  /** The forms that wrote each of these cases, oldest first, in the order of `caseIds`. */
+  async formsOf(caseIds: string[]): Promise<FormView[][]> {
+    return this.forms.byCases(this.domain, caseIds);
   }
 
   private async entries(request: BulkRequest): Promise<BulkEntry[]> {

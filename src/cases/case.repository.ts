@@ -44,19 +44,17 @@ const COLUMN_OF = {
   date_closed: "date_closed",
 } as const;
 
-/**
- * A value PostgreSQL cannot hold names nothing stored. NUL would fail the query; so would an
- * unpaired surrogate in a jsonb literal (JSON.stringify escapes it, and jsonb refuses the escape).
- */
-const storable = isStorableText;
-
 const anyOf = (conditions: Prisma.Sql[]) =>
   conditions.length === 0 ? sql`FALSE` : conditions.length === 1 ? conditions[0] : sql`(${join(conditions, " OR ")})`;
 
+// A value PostgreSQL cannot hold (not isStorableText) names nothing stored: NUL would fail the
+// query; so would an unpaired surrogate in a jsonb literal (JSON.stringify escapes it, and jsonb
+// refuses the escape).
+
 function propertyCondition(name: string, value: string): Prisma.Sql {
   // A property whose name cannot be stored does not exist (unset); nor can such a value.
-  if (!storable(name)) return value === "" ? sql`TRUE` : sql`FALSE`;
-  if (!storable(value)) return sql`FALSE`;
+  if (!isStorableText(name)) return value === "" ? sql`TRUE` : sql`FALSE`;
+  if (!isStorableText(value)) return sql`FALSE`;
   // An empty value matches an unset property as well as an empty one.
   return value === ""
     ? sql`(NOT jsonb_exists(c.properties, ${name}) OR c.properties ->> ${name} = '')`
@@ -66,7 +64,7 @@ function propertyCondition(name: string, value: string): Prisma.Sql {
 function whereClause(domainId: string, query: CaseFilter, after?: Keyset): Prisma.Sql {
   const parts: Prisma.Sql[] = [sql`c.domain_id = ${domainId}::uuid`];
   for (const [field, values] of Object.entries(query.exact)) {
-    const wanted = values.filter(storable);
+    const wanted = values.filter(isStorableText);
     parts.push(wanted.length ? sql`c.${raw(COLUMN_OF[field as keyof typeof COLUMN_OF])} = ANY(${wanted}::text[])` : sql`FALSE`);
   }
   if (query.closed) parts.push(sql`c.closed = ANY(${query.closed}::boolean[])`);
@@ -74,7 +72,7 @@ function whereClause(domainId: string, query: CaseFilter, after?: Keyset): Prism
   for (const [name, values] of query.indices) {
     const ids = values.filter(isUuid);
     parts.push(
-      ids.length && storable(name)
+      ids.length && isStorableText(name)
         ? sql`c.id IN (SELECT ci.case_id FROM case_indices ci
                 WHERE ci.domain_id = ${domainId}::uuid AND ci.name = ${name} AND ci.referenced_id = ANY(${ids}::uuid[]))`
         : sql`FALSE`,
@@ -123,7 +121,7 @@ export class CaseRepository {
 
   /** The oldest case (by date_opened, then case_id) for each external id. */
   async byExternalIds(domain: { id: string; name: string }, externalIds: string[]): Promise<Map<string, CaseRecord>> {
-    const unique = [...new Set(externalIds.filter(storable))];
+    const unique = [...new Set(externalIds.filter(isStorableText))];
     if (!unique.length) return new Map();
     const rows = await this.db.$queryRaw<CaseRow[]>`SELECT DISTINCT ON (c.external_id) ${COLUMNS} FROM cases c
       WHERE c.domain_id = ${domain.id}::uuid AND c.external_id = ANY(${unique}::text[])
@@ -155,7 +153,7 @@ export class CaseRepository {
 
   /** The id of the oldest case (by date_opened, then case_id) for each external id. */
   async idsByExternalIds(domain: { id: string }, externalIds: string[]): Promise<Map<string, { id: string }>> {
-    const unique = [...new Set(externalIds.filter(storable))];
+    const unique = [...new Set(externalIds.filter(isStorableText))];
     if (!unique.length) return new Map();
     const rows = await this.db.$queryRaw<{ id: string; external_id: string }[]>`SELECT DISTINCT ON (c.external_id) c.external_id, c.id
       FROM cases c WHERE c.domain_id = ${domain.id}::uuid AND c.external_id = ANY(${unique}::text[])
@@ -179,20 +177,21 @@ export class CaseRepository {
   }
 
   private async withIndices(domainName: string, rows: CaseRow[]): Promise<CaseRecord[]> {
-    const byCase = new Map<string, CaseIndexRecord[]>();
-    if (rows.length) {
-      const indexRows = await this.db.$queryRaw<
-        { case_id: string; name: string; referenced_id: string; referenced_type: string; relationship: string }[]
-      >`
-        SELECT case_id, name, referenced_id, referenced_type, relationship FROM case_indices
-        WHERE case_id = ANY(${rows.map((r) => r.id)}::uuid[])`;
-      for (const i of indexRows) {
-        const list = byCase.get(i.case_id) ?? [];
-        list.push({ name: i.name, referencedId: i.referenced_id, referencedType: i.referenced_type, relationship: i.relationship });
-        byCase.set(i.case_id, list);
-      }
-    }
-    return rows.map((r) => toRecord(domainName, r, byCase.get(r.id) ?? []));
+    if (!rows.length) return [];
+    const indexRows = await this.db.$queryRaw<
+      { case_id: string; name: string; referenced_id: string; referenced_type: string; relationship: string }[]
+    >`
+      SELECT case_id, name, referenced_id, referenced_type, relationship FROM case_indices
+      WHERE case_id = ANY(${rows.map((r) => r.id)}::uuid[])`;
+    const byCase = Map.groupBy(indexRows, (i) => i.case_id);
+    const indicesOf = (caseId: string): CaseIndexRecord[] =>
+      (byCase.get(caseId) ?? []).map((i) => ({
+        name: i.name,
+        referencedId: i.referenced_id,
+        referencedType: i.referenced_type,
+        relationship: i.relationship,
+      }));
+    return rows.map((r) => toRecord(domainName, r, indicesOf(r.id)));
   }
 }
 

@@ -47,12 +47,7 @@ export class FormRepository {
       select: { caseId: true, form: { select: FORM_SELECT } },
       orderBy: [{ form: { receivedOn: "asc" } }, { formId: "asc" }],
     });
-    const byCase = new Map<string, FormView[]>();
-    for (const r of rows) {
-      const forms = byCase.get(r.caseId);
-      if (forms) forms.push(toForm(r.form));
-      else byCase.set(r.caseId, [toForm(r.form)]);
-    }
-    return caseIds.map((id) => byCase.get(id) ?? []);
+    const byCase = Map.groupBy(rows, (r) => r.caseId);
+    return caseIds.map((id) => (byCase.get(id) ?? []).map((r) => toForm(r.form)));
   }
 }

@@ -1,7 +1,6 @@
 import type { AdminService } from "../admin/admin.service.ts";
 import { createAppLoaders, type AppLoaders } from "../apps/app.loaders.ts";
 import type { AppService } from "../apps/app.service.ts";
-import type { DomainDirectory } from "../auth/domains.ts";
 import type { CaseReads } from "../cases/case.read.service.ts";
 import type { CaseWrites } from "../cases/case.write.service.ts";
 import type { PubSub } from "../events/bus.ts";
@@ -13,7 +12,6 @@ import type { Principal } from "../auth/principal.ts";
 import { createCaseLoaders, type CaseLoaders } from "../cases/case.loaders.ts";
 import { createLocationLoaders, type LocationLoaders } from "../locations/location.loaders.ts";
 import { createMultimediaLoaders, type MultimediaLoaders } from "../multimedia/multimedia.loaders.ts";
-import { domainIdLoader } from "./domain-loader.ts";
 
 /**
  * What resolvers use of the process's services, and nothing more: no database client, no job queue,
@@ -26,7 +24,6 @@ export interface ResolverServices {
   blobs: Pick<BlobStore, "tempDir">;
   caseReads: CaseReads;
   caseWrites: CaseWrites;
-  domains: DomainDirectory;
   locations: LocationService;
   locationTypes: LocationTypeService;
   multimediaJobs: MultimediaJobService;
@@ -41,12 +38,11 @@ export interface GraphQLContext {
 }
 
 export function createContext(principal: Principal, services: ResolverServices): GraphQLContext {
-  const domainIds = domainIdLoader(services.domains);
   return {
     principal,
     services,
     loaders: {
-      cases: createCaseLoaders(services.caseReads.repositories, domainIds),
+      cases: createCaseLoaders(principal, services.caseReads),
       locations: createLocationLoaders(principal, services.locations),
       apps: createAppLoaders(services.apps),
       multimedia: createMultimediaLoaders(services.multimediaJobs),

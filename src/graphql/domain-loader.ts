@@ -1,5 +1,5 @@
 import DataLoader from "dataloader";
-import type { DomainDirectory } from "../auth/domains.ts";
+import { DomainError } from "../errors.ts";
 
 /**
  * Per-request batching of GraphQL relations whose records live in several domains: the keys of one
@@ -7,7 +7,7 @@ import type { DomainDirectory } from "../auth/domains.ts";
  * reads across domains and a page of any size costs one query per domain.
  */
 
-/** One key of a per-domain loader: the domain (its name or its id, as the loader's `scope` takes it) and the key within it. */
+/** One key of a per-domain loader: the domain's name and the key within it. */
 export interface DomainKey {
   domain: string;
   key: string;
@@ -16,8 +16,8 @@ export interface DomainKey {
 const SEP = "\u0000";
 
 /**
- * `scope` turns a key's domain into what `load` takes (null: no such domain, every key of it is
- * `missing`); `load` answers the keys of one domain in their order.
+ * `scope` turns a key's domain into what `load` takes (null: nothing there for the caller, every key
+ * of it is `missing`); `load` answers the keys of one domain in their order.
  */
 export function perDomainLoader<D, V>(
   scope: (domain: string) => Promise<D | null>,
@@ -43,7 +43,22 @@ export function perDomainLoader<D, V>(
   );
 }
 
-/** Domain ids by name, batched per request (loaders of records that carry a domain name). */
-export function domainIdLoader(domains: Pick<DomainDirectory, "idsByName">): DataLoader<string, string | null> {
-  return new DataLoader<string, string | null>((names) => domains.idsByName(names));
+/**
+ * The caller's scope of each domain (`open`: a service's `in(principal, domain)`), obtained once per
+ * request and shared by the loaders that read through it; null where the permission check refuses
+ * (there is nothing in that domain for the caller), so every relation is read inside a checked scope.
+ */
+export function scopePerDomain<S>(open: (domain: string) => Promise<S>): (domain: string) => Promise<S | null> {
+  const scopes = new Map<string, Promise<S | null>>();
+  return (domain) => {
+    let found = scopes.get(domain);
+    if (!found) {
+      found = open(domain).catch((error: unknown) => {
+        if (error instanceof DomainError) return null;
+        throw error;
+      });
+      scopes.set(domain, found);
+    }
+    return found;
+  };
 }

@@ -1,6 +1,7 @@
 import { DomainError, badInput } from "../errors.ts";
 import { parseDateValue, rangeBound, type RangeOp } from "../util/dates.ts";
 import { pythonStr } from "../util/python.ts";
+import { unstorableReason } from "../util/text.ts";
 import type { LocationFields, LocationFilter, LocationOrder } from "./location.model.ts";
 
 /**
@@ -64,9 +65,10 @@ export interface CheckedFields extends Omit<LocationFields, "locationData"> {
 /** Text PostgreSQL can hold; name and site code no longer than the index allows. */
 function text(key: string, value: string | null | undefined): void {
   if (value === undefined || value === null) return;
-  if (value.includes("\u0000")) throw badInput(`'${key}' cannot contain the NUL character.`);
+  const reason = unstorableReason(value);
+  if (reason === "nul") throw badInput(`'${key}' cannot contain the NUL character.`);
   // not text at all; PGlite fails to encode two in a row (a 500 before)
-  if (/\p{Cs}/u.test(value)) throw badInput(`'${key}' cannot contain an unpaired surrogate.`);
+  if (reason === "surrogate") throw badInput(`'${key}' cannot contain an unpaired surrogate.`);
   if ((key === "name" || key === "site_code") && [...value].length > MAX_TEXT_LENGTH) {
     throw badInput(`'${key}' cannot be longer than ${MAX_TEXT_LENGTH} characters.`);
   }
@@ -87,14 +89,11 @@ function locationData(data: Record<string, unknown> | undefined): Record<string,
   if (data === undefined) return undefined;
   if (!Object.values(data).every((v) => typeof v === "string")) throw notStringDictionary();
   const entries = Object.entries(data as Record<string, string>);
+  const reasons = new Set(entries.flatMap(([k, v]) => [unstorableReason(k), unstorableReason(v)]));
   // PostgreSQL's jsonb cannot hold \u0000 (it would fail in SQL: a 500).
-  if (entries.some(([k, v]) => k.includes("\u0000") || v.includes("\u0000"))) {
-    throw badInput("'location_data' cannot contain the NUL character.");
-  }
+  if (reasons.has("nul")) throw badInput("'location_data' cannot contain the NUL character.");
   // Nor an unpaired surrogate: JSON.stringify writes it as an escape jsonb refuses (a 500 before).
-  if (entries.some(([k, v]) => /\p{Cs}/u.test(k) || /\p{Cs}/u.test(v))) {
-    throw badInput("'location_data' cannot contain an unpaired surrogate.");
-  }
+  if (reasons.has("surrogate")) throw badInput("'location_data' cannot contain an unpaired surrogate.");
   return data as Record<string, string>;
 }
 

@@ -7,6 +7,7 @@ import {
   type SelectionSetNode,
   type ValueNode,
 } from "graphql";
+import { isObject } from "../util/json.ts";
 
 /**
  * GraphQL's side of the rate limit: the domains an operation names (every `domain:` argument of the
@@ -61,7 +62,7 @@ export function operationDomains(
 }
 
 function jsonObject(raw: unknown): Record<string, unknown> | undefined {
-  if (raw && typeof raw === "object" && !Array.isArray(raw)) return raw as Record<string, unknown>;
+  if (isObject(raw)) return raw;
   if (typeof raw !== "string") return undefined;
   try {
     return jsonObject(JSON.parse(raw));

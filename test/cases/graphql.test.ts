@@ -235,6 +235,30 @@ describe("case queries and mutations", () => {
     expect(byExternal.body.data!.caseByExternalId).toEqual({ caseName: "P" });
   });
 
+  it("casesByIds answers FORBIDDEN before input errors (401, then 403/404, then 400: no ids, over 5000 ids)", async () => {
+    await createDomain(app, "other");
+    const stranger = await createUser(app, { domain: "other", permissions: ["access_api", "edit_data"] });
+    const noViewData = await createUser(app, { domain: "demo", permissions: ["access_api"] });
+    const tooMany = Array.from({ length: 5001 }, (_, i) => `id-${i}`);
+    const bad = [
+      { domain: "demo", caseIds: [], externalIds: [] },
+      { domain: "demo", caseIds: null, externalIds: null },
+      { domain: "demo", caseIds: tooMany, externalIds: [] },
+      { domain: "demo", caseIds: [], externalIds: tooMany },
+    ];
+    for (const variables of bad) {
+      expect(errorCodes((await gql(app, undefined, ByIds, variables)).body)).toEqual(["UNAUTHENTICATED"]);
+      // the same input from a reader of the domain is a 400: the permission is answered first
+      expect(errorCodes((await gql(app, editor.authorization, ByIds, variables)).body)).toEqual(["BAD_USER_INPUT"]);
+      for (const caller of [stranger, noViewData]) {
+        const res = await gql(app, caller.authorization, ByIds, variables);
+        expect(errorCodes(res.body), JSON.stringify(res.body).slice(0, 300)).toEqual(["FORBIDDEN"]);
+      }
+      const unknownDomain = await gql(app, stranger.authorization, ByIds, { ...variables, domain: "nowhere" });
+      expect(errorCodes(unknownDomain.body)).toEqual(["FORBIDDEN"]);
+    }
+  });
+
   it("refuses a member of another domain with FORBIDDEN", async () => {
     await createDomain(app, "other");
     const stranger = await createUser(app, { domain: "other", permissions: ["access_api", "edit_data"] });
