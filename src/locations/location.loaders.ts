@@ -1,6 +1,5 @@
 import type { Principal } from "../auth/principal.ts";
-import { DomainError } from "../errors.ts";
-import { perDomainLoader } from "../graphql/domain-loader.ts";
+import { perDomainLoader, scopePerDomain } from "../graphql/domain-loader.ts";
 import type { LocationTypeRecord } from "./location-type.repository.ts";
 import type { LocationRecord } from "./location.model.ts";
 import type { LocationReadScope, LocationService } from "./location.service.ts";
@@ -12,19 +11,8 @@ import type { LocationReadScope, LocationService } from "./location.service.ts";
  */
 
 export function createLocationLoaders(principal: Principal, locations: LocationService) {
-  const scopes = new Map<string, Promise<LocationReadScope | null>>();
   /** The caller's read scope of a domain; none where they may not read (nothing there for them). */
-  const scope = (domain: string) => {
-    let found = scopes.get(domain);
-    if (!found) {
-      found = locations.in(principal, domain).catch((error: unknown) => {
-        if (error instanceof DomainError) return null;
-        throw error;
-      });
-      scopes.set(domain, found);
-    }
-    return found;
-  };
+  const scope = scopePerDomain<LocationReadScope>((domain) => locations.in(principal, domain));
 
   const byId = perDomainLoader<LocationReadScope, LocationRecord | null>(
     scope,
