@@ -108,8 +108,9 @@ export async function buildServer(services: Services): Promise<HttpServer> {
       });
     },
     async close(graceMs = services.config.shutdownGraceSeconds * 1000) {
-      // Requests first, within the grace; then graphql.dispose() closes the WebSockets and stops
-      // Apollo, whose own drain (it would cut requests after a fixed 10 s) then finds none left.
+      // Requests first, within the grace (the one drain of the HTTP server: Apollo's own drain
+      // plugin, which cuts requests after a fixed 10 s, is not used); then graphql.dispose() closes
+      // the WebSockets (1001) and stops Apollo.
       await drain(graceMs);
       await graphql.dispose();
     },

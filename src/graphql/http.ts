@@ -1,7 +1,5 @@
-import type { Server } from "node:http";
 import { ApolloServer } from "@apollo/server";
 import { unwrapResolverError } from "@apollo/server/errors";
-import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type ErrorRequestHandler, type RequestHandler, type Router } from "express";
@@ -31,7 +29,6 @@ import { useSubscriptionsOverWebSocket } from "./plugins/use-subscriptions-over-
 
 export interface HttpEndpointOptions {
   schema: GraphQLSchema;
-  httpServer: Server;
   admission: Admission;
   config: Pick<Config, "bodyLimitBytes" | "uploadLimitBytes" | "graphqlUploadMaxFiles" | "graphqlMaxCost" | "graphqlMaxDepth" | "graphqlMaxAliases">;
   /** the context of an admitted request */
@@ -90,7 +87,7 @@ const graphqlErrors: ErrorRequestHandler = (error, req, res, _next) => {
   sendGraphQLError(res, answer.status, answer.status === 400 ? "BAD_REQUEST" : answer.code, answer.message, answer.headers);
 };
 
-export async function createHttpEndpoint({ schema, httpServer, admission, config, context }: HttpEndpointOptions): Promise<HttpEndpoint> {
+export async function createHttpEndpoint({ schema, admission, config, context }: HttpEndpointOptions): Promise<HttpEndpoint> {
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     formatError: (formatted, error) => formatError(formatted, uploadClientError(unwrapResolverError(error)) ?? error),
@@ -99,7 +96,6 @@ export async function createHttpEndpoint({ schema, httpServer, admission, config
     stopOnTerminationSignals: false,
     validationRules: limitRules(config),
     plugins: [
-      ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       // no cache hints are used, and the default plugin wraps every field's resolver (a 5,000-case page)
       ApolloServerPluginCacheControlDisabled(),
