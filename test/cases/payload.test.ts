@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../../src/errors.ts";
+import { refusal } from "../helpers/errors.ts";
 import { caseAction } from "../../src/cases/case.actions.ts";
 import { parseWriteBody } from "../../src/cases/case.payload.rest.ts";
 
@@ -7,17 +7,6 @@ import { parseWriteBody } from "../../src/cases/case.payload.rest.ts";
  * The text rule of case writes without a database: REST's body reader checks each text field once,
  * in field order (type and storable text together), and the rules check them for GraphQL's items.
  */
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(DomainError);
-    expect((error as DomainError).code).toBe("BAD_USER_INPUT");
-    return (error as DomainError).message;
-  }
-  throw new Error("expected a DomainError");
-}
 
 const CREATE = { kind: "create" } as const;
 

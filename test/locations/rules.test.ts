@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../../src/errors.ts";
+import { refusal } from "../helpers/errors.ts";
 import { bulkObjects, parseLocationFields, parseLocationQuery, restBulkReader } from "../../src/locations/location.request.rest.ts";
 import { checkBulkSize, checkFields, checkPaging, locationOrder, modifiedBounds } from "../../src/locations/location.rules.ts";
 
@@ -7,18 +7,6 @@ import { checkBulkSize, checkFields, checkPaging, locationOrder, modifiedBounds 
  * The layers below the Location API's faces, without a database: the value rules (one place for
  * REST and GraphQL, `location.rules.ts`) and the REST grammar in front of them (`location.request.rest.ts`).
  */
-
-/** The message of the DomainError a call throws (fails the test when it does not throw one). */
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(DomainError);
-    expect((error as DomainError).code).toBe("BAD_USER_INPUT");
-    return (error as DomainError).message;
-  }
-  throw new Error("expected a DomainError");
-}
 
 /** A REST body through both layers, as the REST adapter and the service apply them. */
 const rest = (body: unknown, creating = true) => checkFields(parseLocationFields(body, creating), creating);
