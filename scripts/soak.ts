@@ -8,7 +8,10 @@
  *      back with the case id it was acknowledged with;
  *   3. memory flat — the server's RSS is sampled every ~2 s; the run is cut in thirds by time (the
  *      first is warm-up) and the mean of the last third must be within 15% of the middle third's
- *      (SOAK_RSS_TOLERANCE to change).
+ *      (SOAK_RSS_TOLERANCE to change);
+ *   4. beside that load, a hostile mix (scripts/soak-hostile.ts: fan-out GraphQL queries, deep JSON,
+ *      bad logins, aborted uploads; `--no-hostile` to leave it out) is refused with 4xx only, and
+ *      leaves nothing in the server's temporary directory.
  * Prints a summary and exits non-zero when a check fails.
  *
  * PostgreSQL: a throwaway cluster (scripts/pg-cluster.sh) is started and removed, unless
@@ -24,17 +27,19 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs, promisify } from "node:util";
 import autocannon from "autocannon";
+import { leftBehind, prepareHostile, runHostile, type HostileReport } from "./soak-hostile.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const run = promisify(execFile);
 
 const { values: args } = parseArgs({
-  options: { seconds: { type: "string" }, connections: { type: "string" } },
+  options: { seconds: { type: "string" }, connections: { type: "string" }, "no-hostile": { type: "boolean" } },
   allowPositionals: true,
 });
 const SECONDS = Number(args.seconds ?? process.env.SOAK_SECONDS ?? 60);
 const CONNECTIONS = Number(args.connections ?? process.env.SOAK_CONNECTIONS ?? 32);
 const RSS_TOLERANCE = Number(process.env.SOAK_RSS_TOLERANCE ?? 0.15);
+const HOSTILE = !args["no-hostile"];
 if (!(SECONDS > 0) || !(CONNECTIONS > 0)) {
   console.error("usage: npm run soak [-- --seconds N] [-- --connections N]");
   process.exit(2);
@@ -131,8 +136,11 @@ async function main(): Promise<boolean> {
   const databaseUrl = given || (await throwawayPostgres());
   const tag = `soak-${randomBytes(4).toString("hex")}`;
   const adminPassword = randomBytes(12).toString("base64url");
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), "gateway-soak-data-"));
+  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
   const server = await startServer({
     DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
     BOOTSTRAP_ADMIN: `${tag}:${adminPassword}`,
     WORKERS: "0",
     // the soak measures the service, not the per-user rate limit
@@ -160,6 +168,7 @@ async function main(): Promise<boolean> {
     properties: { district: i % 2 ? "north" : "south" },
   }));
   await json(`${server.url}${base}`, { method: "POST", auth, body: JSON.stringify(seed) });
+  const hostile = HOSTILE ? await startHostile(server.url, tag, gql, admin, auth, dataDir) : undefined;
 
   // The mix, per request: 40% create (unique external_id), 25% list, 15% read by external id (a
   // recent write of this connection, else a seed), 10% bulk-fetch, 10% GraphQL cases query.
@@ -250,6 +259,8 @@ async function main(): Promise<boolean> {
   }, everyMs);
   const result = await instance;
   clearInterval(sampler);
+  const attacks = await hostile?.stop();
+  const leftovers = hostile ? await leftBehind(dataDir) : [];
 
   // Lost writes: read every acknowledged create back by external id (bulk-fetch, 5000 at a time).
   const ids = [...acknowledged.keys()];
@@ -281,6 +292,8 @@ async function main(): Promise<boolean> {
   if (middle.length === 0 || last.length === 0) failures.push("too few RSS samples to judge memory");
   else if (growth > RSS_TOLERANCE)
     failures.push(`memory grew ${(growth * 100).toFixed(1)}% (last third vs middle third; limit ${RSS_TOLERANCE * 100}%)`);
+  if (attacks?.failures.length) failures.push(`hostile requests not refused with a 4xx:\n    ${attacks.failures.join("\n    ")}`);
+  if (leftovers.length) failures.push(`left in the temporary directory: ${leftovers.join(", ")}`);
   if (server.child.exitCode !== null) failures.push(`the server exited (${server.child.exitCode}):\n${server.output()}`);
 
   const lat = result.latency;
@@ -293,11 +306,49 @@ async function main(): Promise<boolean> {
       `  RSS (MiB)  ${rss.length} samples every ${everyMs} ms: min ${Math.min(...rss.map((s) => s.mib)).toFixed(0)}, max ${Math.max(...rss.map((s) => s.mib)).toFixed(0)}, ` +
         `middle-third mean ${mean(middle).toFixed(1)}, last-third mean ${mean(last).toFixed(1)} (${growth >= 0 ? "+" : ""}${(growth * 100).toFixed(1)}%, limit +${RSS_TOLERANCE * 100}%)`,
       `  samples    ${rss.map((s) => s.mib.toFixed(0)).join(" ")}`,
+      ...(attacks ? [hostileSummary(attacks)] : []),
       ...samples.map((s) => `  answer     ${s}`),
-      failures.length ? `soak: FAILED\n  - ${failures.join("\n  - ")}` : "soak: PASSED (zero 5xx, zero lost writes, memory flat)",
+      failures.length
+        ? `soak: FAILED\n  - ${failures.join("\n  - ")}`
+        : `soak: PASSED (zero 5xx, zero lost writes, memory flat${attacks ? ", every hostile request refused, nothing left behind" : ""})`,
     ].join("\n"),
   );
   return failures.length === 0;
+}
+
+/** The attackers' user (edit_apps, for the uploads), their set-up, and a handle that stops them. */
+async function startHostile(
+  url: string,
+  tag: string,
+  gql: (auth: string, query: string, variables?: unknown) => Promise<any>,
+  admin: string,
+  dataAuth: string,
+  dataDir: string,
+): Promise<{ stop(): Promise<HostileReport> }> {
+  await gql(admin, "mutation ($i: CreateUserInput!) { createUser(input: $i) { id } }", {
+    i: { username: `${tag}-apps`, password: randomBytes(12).toString("hex"), domain: tag, permissions: ["edit_apps"] },
+  });
+  const key = (await gql(admin, "mutation ($u: String!) { createApiKey(username: $u) { key } }", { u: `${tag}-apps` })).data.createApiKey.key;
+  const target = { url, domain: tag, dataAuth, appsAuth: `ApiKey ${tag}-apps:${key}`, dataDir };
+  const prepared = await prepareHostile(target);
+  const stopping = new AbortController();
+  const running = runHostile(target, prepared, stopping.signal);
+  return {
+    stop() {
+      stopping.abort();
+      return running;
+    },
+  };
+}
+
+function hostileSummary(report: HostileReport): string {
+  const sent = Object.entries(report.sent)
+    .map(([kind, n]) => `${kind} ${n}`)
+    .join(", ");
+  const answers = Object.entries(report.answers)
+    .map(([key, n]) => `${key}: ${n}`)
+    .join(", ");
+  return `  hostile    sent ${sent}; answers ${answers}`;
 }
 
 let ok = false;
