@@ -9,6 +9,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { crc32 } from "node:zlib";
 import { fileTypeFromBuffer } from "file-type";
 import yauzl from "yauzl";
+import { tempPrefix } from "../util/temp-entries.ts";
 import { referencePathOf, type MediaType, type Reference } from "../apps/references.ts";
 import { emptyArchiveResult, type ArchiveResult, type StoredMedia } from "./archive-result.ts";
 import { MEDIA_CLASS, MEDIA_LABEL, mediaOfContent } from "./media-types.ts";
@@ -235,7 +236,7 @@ export async function processArchive(
   const byPath = new Map(references.map((r) => [r.path.toLowerCase(), r]));
   const result = emptyArchiveResult();
   const stored: StoredMedia[] = [];
-  const dir = await mkdtemp(path.join(tempRoot, "archive-"));
+  const dir = await mkdtemp(path.join(tempRoot, tempPrefix("archive")));
   let zip: yauzl.ZipFile;
   try {
     // the next entry is read ahead of the current one's data: the file is closed by closeArchive
