@@ -84,9 +84,14 @@ describe("through the Import App API", () => {
       { path: `${appsBase(DOMAIN)}/import_app/`, field: "app_file" },
     ];
 
+    // Database pools open sockets of their own as they please (PostgreSQL): the sockets of the
+    // aborted requests are counted by the server's connections, every other descriptor directly.
+    const files = async () => (await openFds()).filter((target) => !target.startsWith("socket:"));
+    const connections = () => new Promise<number>((resolve, reject) => app.server.httpServer.getConnections((e, n) => (e ? reject(e) : resolve(n))));
+
     it("F5: raw sockets cut off inside the file of both endpoints: DATA_DIR/tmp empties and the open fds return to their level", async () => {
       const tmp = await app.services.blobs.tempDir();
-      const fdsBefore = (await openFds()).length;
+      const filesBefore = (await files()).length;
       for (let round = 0; round < 3; round++) {
         for (const { path: target, field } of endpoints()) {
           await hangUpMidBody(base, {
@@ -100,11 +105,11 @@ describe("through the Import App API", () => {
         }
       }
       await until(async () => (await tempEntries(app)).length === 0, "DATA_DIR/tmp is empty");
-      await until(async () => (await openFds()).length <= fdsBefore, "the open fds are back to their level");
+      await until(async () => (await files()).length <= filesBefore, "the open files are back to their level");
+      await until(async () => (await connections()) === 0, "the server holds no connection");
       expect(await tempEntries(app)).toEqual([]);
       expect(await openFilesUnder(tmp)).toEqual([]);
-      expect((await openFds()).length).toBeLessThanOrEqual(fdsBefore);
-      // the server still answers, and nothing was created by the cut-off requests
+      // nothing was created by the cut-off requests
       expect(await app.db.prisma.multimediaJob.count()).toBe(0);
       expect(await app.db.prisma.app.count()).toBe(1);
     });
