@@ -45,11 +45,17 @@ async function measure(file: string, entries: number): Promise<void> {
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
   let stored = 0;
   const start = clock();
-  const { result } = await processArchive(file, references, { maxEntryBytes: 2 ** 30, maxTotalBytes: 2 ** 40, maxRatio: 1000 }, dir, {
-    progress: async () => {},
-    store: async () => `file-${stored++}`,
-    stopping: () => false,
-  });
+  const { result } = await processArchive(
+    file,
+    references,
+    { maxEntryBytes: 2 ** 30, maxTotalBytes: 2 ** 40, maxRatio: 1000, ratioFloorBytes: 2 ** 40 },
+    dir,
+    {
+      progress: async () => {},
+      store: async () => `file-${stored++}`,
+      stopping: () => false,
+    },
+  );
   const ms = clock() - start;
   clearInterval(sampler);
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
@@ -61,7 +67,7 @@ async function measureCheck(file: string): Promise<void> {
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
   const start = clock();
-  const check = await checkArchive(file, { maxEntryBytes: 2 ** 30, maxTotalBytes: 2 ** 40, maxRatio: 1000 });
+  const check = await checkArchive(file, { maxEntryBytes: 2 ** 30, maxTotalBytes: 2 ** 40, maxRatio: 1000, ratioFloorBytes: 2 ** 40 });
   const ms = clock() - start;
   clearInterval(sampler);
   peakRss = Math.max(peakRss, process.memoryUsage().rss);

@@ -20,6 +20,8 @@ export interface Config {
   zipMaxEntryBytes: number;
   zipMaxTotalBytes: number;
   zipMaxRatio: number;
+  /** ZIP_MAX_RATIO applies to a whole archive once its entries total more than this */
+  zipRatioFloorBytes: number;
   /** multimedia jobs this process runs at once (0: this process runs none) */
   workers: number;
   jobLeaseSeconds: number;
@@ -95,6 +97,7 @@ export function loadConfig(env: Env = process.env): Config {
     zipMaxEntryBytes: integer(env, "ZIP_MAX_ENTRY_BYTES", 512 * 1024 * 1024, 1),
     zipMaxTotalBytes: integer(env, "ZIP_MAX_TOTAL_BYTES", 8 * 1024 * 1024 * 1024, 1),
     zipMaxRatio: integer(env, "ZIP_MAX_RATIO", 100, 1),
+    zipRatioFloorBytes: integer(env, "ZIP_RATIO_FLOOR_BYTES", 16 * 1024 * 1024, 0),
     workers: integer(env, "WORKERS", 1, 0),
     jobLeaseSeconds: integer(env, "JOB_LEASE_SECONDS", 30, 10),
     graphqlMaxDepth: integer(env, "GRAPHQL_MAX_DEPTH", 12, 1),

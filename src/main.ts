@@ -7,6 +7,7 @@ import { startMaintenance } from "./maintenance.ts";
 import { buildServer } from "./server.ts";
 import { createServices } from "./services.ts";
 import { stopOnSignals } from "./shutdown.ts";
+import { sweepStaleTempEntries } from "./util/temp-entries.ts";
 
 /** Entry point: config, database, migrations, services, server; then serve until a signal. */
 async function main(config: Config): Promise<void> {
@@ -15,6 +16,9 @@ async function main(config: Config): Promise<void> {
   const applied = await applyMigrations(db.adapterFactory);
   if (applied.length) log.info("migrations applied", { applied });
   const services = await createServices(db, config);
+  // F17: what killed processes left in DATA_DIR/tmp (before this process spools anything there)
+  const swept = await sweepStaleTempEntries(await services.blobs.tempDir());
+  if (swept.length) log.info("temporary entries of stopped processes removed", { entries: swept.length });
   if (config.bootstrapAdmin) {
     await services.admin.bootstrapSuperuser(config.bootstrapAdmin.username, config.bootstrapAdmin.password);
   }

@@ -75,7 +75,11 @@ export async function buildServer(services: Services): Promise<HttpServer> {
     shape: "plain",
     routes: locationTypeRouter({ locationTypes: services.locationTypes }),
   });
-  const uploads = { uploadTempDir: () => services.blobs.tempDir(), uploadLimitBytes: services.config.uploadLimitBytes };
+  const uploads = {
+    uploadTempDir: () => services.blobs.tempDir(),
+    uploadLimitBytes: services.config.uploadLimitBytes,
+    formFieldsLimitBytes: services.config.bodyLimitBytes,
+  };
   mountFamily(app, admission, {
     path: "/a/:domain/apps/api",
     shape: "apps",

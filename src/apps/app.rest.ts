@@ -14,9 +14,11 @@ export interface AppRouterDeps {
   uploadTempDir: () => Promise<string>;
   uploadLimitBytes: number;
   appSourceLimitBytes: number;
+  /** the text fields of a multipart body together (BODY_LIMIT_BYTES) */
+  formFieldsLimitBytes: number;
 }
 
-export function appRouter({ apps, uploadTempDir, uploadLimitBytes, appSourceLimitBytes }: AppRouterDeps): Router {
+export function appRouter({ apps, uploadTempDir, uploadLimitBytes, appSourceLimitBytes, formFieldsLimitBytes }: AppRouterDeps): Router {
   const router = express.Router({ mergeParams: true });
   const domainOf = (req: Request) => String(req.params.domain);
 
@@ -25,7 +27,12 @@ export function appRouter({ apps, uploadTempDir, uploadLimitBytes, appSourceLimi
       const scope = await apps.in(locals(res).principal, domainOf(req)); // permission before reading the upload
       // an application file over its own limit is refused (413) while it streams in
       const maxFileBytes = Math.min(uploadLimitBytes, appSourceLimitBytes);
-      const body = await readMultipart(req, { tempDir: await uploadTempDir(), fileFields: ["app_file"], maxFileBytes });
+      const body = await readMultipart(req, {
+        tempDir: await uploadTempDir(),
+        fileFields: ["app_file"],
+        maxFileBytes,
+        maxFieldBytes: formFieldsLimitBytes,
+      });
       try {
         const result = await scope.importApp({ file: body.files.app_file, appName: body.fields.app_name, appId: body.fields.app_id });
         const warnings = result.warnings.length ? { warnings: result.warnings } : {};

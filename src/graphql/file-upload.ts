@@ -3,6 +3,7 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import type { FileUpload } from "graphql-upload-ts";
+import { tempPrefix } from "../util/temp-entries.ts";
 
 /**
  * A GraphQL multipart upload (the request spec's `Upload` scalar) saved to a temporary file for a
@@ -13,7 +14,7 @@ export async function withUpload<T>(
   upload: Promise<FileUpload>,
   run: (file: { path: string; size: number }) => Promise<T>,
 ): Promise<T> {
-  const dir = await mkdtemp(path.join(tempDir, "gql-upload-"));
+  const dir = await mkdtemp(path.join(tempDir, tempPrefix("gql-upload")));
   try {
     const file = path.join(dir, "upload");
     await pipeline((await upload).createReadStream(), createWriteStream(file));

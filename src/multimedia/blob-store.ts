@@ -4,6 +4,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import pg from "pg";
+import { tempPrefix } from "../util/temp-entries.ts";
 
 /**
  * Where uploaded archives and media files live: the filesystem under DATA_DIR for the embedded
@@ -149,7 +150,7 @@ export class DatabaseBlobStore implements BlobStore {
   async localFile(key: string) {
     const source = await this.stream(key);
     if (!source) return null;
-    const dir = await mkdtemp(path.join(await this.tempDir(), "blob-"));
+    const dir = await mkdtemp(path.join(await this.tempDir(), tempPrefix("blob")));
     const file = path.join(dir, "blob");
     await pipeline(source, createWriteStream(file));
     return { path: file, release: () => rm(dir, { recursive: true, force: true }) };

@@ -166,7 +166,12 @@ export class MultimediaJobService {
 
   /** The zip-bomb limits of CONTRACT §4 "Safety", for the upload check and the worker alike. */
   get limits(): ZipLimits {
-    return { maxEntryBytes: this.config.zipMaxEntryBytes, maxTotalBytes: this.config.zipMaxTotalBytes, maxRatio: this.config.zipMaxRatio };
+    return {
+      maxEntryBytes: this.config.zipMaxEntryBytes,
+      maxTotalBytes: this.config.zipMaxTotalBytes,
+      maxRatio: this.config.zipMaxRatio,
+      ratioFloorBytes: this.config.zipRatioFloorBytes,
+    };
   }
 
   /** The domain's stored multimedia files with these ids, in one query (GraphQL loaders). */

@@ -19,9 +19,11 @@ export interface MultimediaRouterDeps {
   /** where uploads are spooled while the request is read (the blob store's, so storing is a rename) */
   uploadTempDir: () => Promise<string>;
   uploadLimitBytes: number;
+  /** the text fields of a multipart body together (BODY_LIMIT_BYTES) */
+  formFieldsLimitBytes: number;
 }
 
-export function multimediaRouter({ multimedia, uploadTempDir, uploadLimitBytes }: MultimediaRouterDeps): Router {
+export function multimediaRouter({ multimedia, uploadTempDir, uploadLimitBytes, formFieldsLimitBytes }: MultimediaRouterDeps): Router {
   const router = express.Router({ mergeParams: true });
   /** The app's multimedia: 401/403/404 for the domain, then 404 for the app, before any input is read. */
   const appOf = async (req: Request, principal: Principal) =>
@@ -31,7 +33,12 @@ export function multimediaRouter({ multimedia, uploadTempDir, uploadLimitBytes }
     POST: handler(async (req, res) => {
       const app = await appOf(req, locals(res).principal); // permission and app before reading the upload
       const tempDir = await uploadTempDir();
-      const body = await readMultipart(req, { tempDir, fileFields: ["bulk_upload_file"], maxFileBytes: uploadLimitBytes });
+      const body = await readMultipart(req, {
+        tempDir,
+        fileFields: ["bulk_upload_file"],
+        maxFileBytes: uploadLimitBytes,
+        maxFieldBytes: formFieldsLimitBytes,
+      });
       try {
         const processingId = await app.upload(body.files.bulk_upload_file);
         res.status(200).json({ success: true, processing_id: processingId });

@@ -4,6 +4,8 @@ import { pipeline } from "node:stream/promises";
 import { crc32, createInflateRaw } from "node:zlib";
 import yauzl from "yauzl";
 import {
+  archiveRatioRefusal,
+  declaredExpansion,
   DEFLATED,
   entryName,
   entryUse,
@@ -243,6 +245,16 @@ function checkMembers(zip: yauzl.ZipFile, data: WindowedFile, limits: ZipLimits)
   });
 }
 
+/** Whether the entries the job reads expand the archive beyond its ratio limit (a second pass over the directory). */
+async function overArchiveRatio(handle: FileHandle, size: number, limits: ZipLimits): Promise<boolean> {
+  const zip = await openDirectory(handle, size);
+  try {
+    return archiveRatioRefusal(await declaredExpansion(zip, limits), size, limits) !== undefined;
+  } finally {
+    zip.close();
+  }
+}
+
 /** Checks that a file is a ZIP whose central directory reads and whose members' data is intact. */
 export async function checkArchive(file: string, limits: ZipLimits): Promise<ArchiveCheck> {
   const handle = await open(file, "r");
@@ -258,6 +270,8 @@ export async function checkArchive(file: string, limits: ZipLimits): Promise<Arc
     if (!zip) return { state: "corrupt" };
     const data = new WindowedFile(handle, size);
     try {
+      // an archive refused whole for its ratio is not inflated here: its job fails before any entry
+      if (await overArchiveRatio(handle, size, limits)) return { state: "ok", entries: zip.entryCount };
       await checkMembers(zip, data, limits);
       return { state: "ok", entries: zip.entryCount };
     } catch (error) {

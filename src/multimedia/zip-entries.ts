@@ -13,8 +13,10 @@ import yauzl from "yauzl";
 export interface ZipLimits {
   maxEntryBytes: number;
   maxTotalBytes: number;
-  /** largest uncompressed / compressed ratio accepted for entries over 1 MiB */
+  /** largest uncompressed / compressed ratio accepted for entries over 1 MiB, and for the whole archive past `ratioFloorBytes` */
   maxRatio: number;
+  /** the whole archive's ratio is checked once the entries read total more than this */
+  ratioFloorBytes: number;
 }
 
 /** Entries up to this size are held in memory; larger ones are streamed. */
@@ -67,6 +69,42 @@ export function entryUse(name: string, entry: yauzl.Entry, limits: ZipLimits): E
   if (entry.uncompressedSize > limits.maxEntryBytes) return "over-entry-limit";
   if (entry.uncompressedSize > 1024 * 1024 && compressionRatio(entry) > limits.maxRatio) return "over-ratio";
   return "read";
+}
+
+/**
+ * The bytes the entries that are read (entryUse) expand to, from the central directory alone:
+ * nothing is inflated. Reads the directory to its end; the caller closes `zip`.
+ */
+export function declaredExpansion(zip: yauzl.ZipFile, limits: ZipLimits): Promise<number> {
+  let expanded = 0;
+  return new Promise((resolve, reject) => {
+    // a throw from readEntry (e.g. EMFILE) rejects too, never an uncaught exception
+    const next = () => {
+      try {
+        zip.readEntry();
+      } catch (error) {
+        reject(error);
+      }
+    };
+    zip.on("entry", (entry: yauzl.Entry) => {
+      if (entryUse(entryName(entry), entry, limits) === "read") expanded += entry.uncompressedSize;
+      next();
+    });
+    zip.on("end", () => resolve(expanded));
+    zip.on("error", reject);
+    next();
+  });
+}
+
+/**
+ * Why a whole archive is refused for its expansion (issue #12 F18: the per-entry ratio alone let
+ * 600 entries of 1 MiB of zeros through), or undefined: its entries expand beyond `maxRatio` times
+ * the archive's size, once they total more than `ratioFloorBytes` (small archives of text, which
+ * compresses well, are never refused for it).
+ */
+export function archiveRatioRefusal(expanded: number, archiveBytes: number, limits: ZipLimits): string | undefined {
+  if (expanded <= limits.ratioFloorBytes || expanded <= limits.maxRatio * archiveBytes) return undefined;
+  return `Compression ratio ${Math.round(expanded / Math.max(archiveBytes, 1))} of the archive exceeds the limit of ${limits.maxRatio}.`;
 }
 
 /**

@@ -9,11 +9,14 @@ import { setTimeout as delay } from "node:timers/promises";
 import { crc32 } from "node:zlib";
 import { fileTypeFromBuffer } from "file-type";
 import yauzl from "yauzl";
+import { tempPrefix } from "../util/temp-entries.ts";
 import { referencePathOf, type MediaType, type Reference } from "../apps/references.ts";
 import { emptyArchiveResult, type ArchiveResult, type StoredMedia } from "./archive-result.ts";
 import { MEDIA_CLASS, MEDIA_LABEL, mediaOfContent } from "./media-types.ts";
 import {
+  archiveRatioRefusal,
   compressionRatio,
+  declaredExpansion,
   DEFLATED,
   entryName,
   entryUse,
@@ -225,6 +228,28 @@ function entryReader(zip: yauzl.ZipFile): { next(): Promise<yauzl.Entry | null> 
   };
 }
 
+/**
+ * Why the whole archive is refused for its expansion ratio, from its central directory alone
+ * (before any entry is inflated), or undefined. A directory that does not read is corrupt.
+ */
+async function ratioRefusal(file: string, limits: ZipLimits): Promise<string | undefined> {
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await openZip(file, false);
+  } catch (error) {
+    throw new ArchiveError(`ZIP file is corrupt: ${(error as Error).message}`);
+  }
+  const fdClosed = new Promise<void>((resolve) => zip.once("close", resolve));
+  try {
+    const expanded = await declaredExpansion(zip, limits).catch((error: Error) => {
+      throw new ArchiveError(`ZIP file is corrupt: ${error.message}`);
+    });
+    return archiveRatioRefusal(expanded, zip.fileSize, limits);
+  } finally {
+    await closeArchive(zip, fdClosed);
+  }
+}
+
 export async function processArchive(
   file: string,
   references: Reference[],
@@ -235,7 +260,9 @@ export async function processArchive(
   const byPath = new Map(references.map((r) => [r.path.toLowerCase(), r]));
   const result = emptyArchiveResult();
   const stored: StoredMedia[] = [];
-  const dir = await mkdtemp(path.join(tempRoot, "archive-"));
+  const refusal = await ratioRefusal(file, limits);
+  if (refusal) throw new ArchiveError(refusal);
+  const dir = await mkdtemp(path.join(tempRoot, tempPrefix("archive")));
   let zip: yauzl.ZipFile;
   try {
     // the next entry is read ahead of the current one's data: the file is closed by closeArchive

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { writeFile } from "node:fs/promises";
-import { deflateSync } from "node:zlib";
+import { deflateRawSync, deflateSync } from "node:zlib";
 import type { Response } from "supertest";
 import { expect } from "vitest";
 import yazl from "yazl";
@@ -336,4 +336,51 @@ export function expectAppsError(res: { status: number; body: any }, status: numb
   expect(res.body.success).toBe(false);
   if (message === undefined) expect(typeof res.body.error).toBe("string");
   else expect(res.body.error).toBe(message);
+}
+
+/**
+ * The review's ratio bomb (issue #12 F18): `count` entries of 1 MiB of zeros, each just at the
+ * size below which the per-entry ratio is not checked; 600 of them make a ~600 KB archive that
+ * expands to 600 MiB. Written by hand with one deflate shared by every entry: deflating 600 MiB
+ * for each run would cost the shared machine seconds.
+ */
+export function zeroEntries(count: number): Buffer {
+  const size = 1024 * 1024;
+  const data = deflateRawSync(Buffer.alloc(size));
+  const crc = crc32(Buffer.alloc(size));
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (let i = 0; i < count; i++) {
+    const name = Buffer.from(`zeros/${i}.png`);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4); // version needed
+    local.writeUInt16LE(8, 8); // deflated
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(size, 22);
+    local.writeUInt16LE(name.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4); // version made by
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(8, 10);
+    central.writeUInt32LE(crc, 16);
+    central.writeUInt32LE(data.length, 20);
+    central.writeUInt32LE(size, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, data);
+    centrals.push(central, name);
+    offset += local.length + name.length + data.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(count, 8);
+  end.writeUInt16LE(count, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
 }

@@ -14,7 +14,7 @@ import { damageEntry, entryLayout, png, zip } from "../helpers/archives.ts";
  * other damage, whether it is inflated on the spot (≤ 64 KiB compressed) or on the thread pool.
  */
 
-const LIMITS = { maxEntryBytes: 512 * 1024 * 1024, maxTotalBytes: 8 * 1024 * 1024 * 1024, maxRatio: 1000 };
+const LIMITS = { maxEntryBytes: 512 * 1024 * 1024, maxTotalBytes: 8 * 1024 * 1024 * 1024, maxRatio: 1000, ratioFloorBytes: 16 * 1024 * 1024 };
 const LARGER = "File is larger than it claims to be.";
 
 let dir: string;

@@ -23,6 +23,7 @@ import {
   threeGp,
   uploadAndWait,
   waitForStatus,
+  zeroEntries,
   zip,
   type ArchiveEntry,
 } from "../helpers/archives.ts";
@@ -522,7 +523,7 @@ describe("damaged entry data (central directory intact): the entry is unmatched,
         store: async () => "file-id",
         stopping: () => false,
       };
-      const limits = { maxEntryBytes: 1e9, maxTotalBytes: 1e9, maxRatio: 100 };
+      const limits = { maxEntryBytes: 1e9, maxTotalBytes: 1e9, maxRatio: 100, ratioFloorBytes: 16 * 1024 * 1024 };
       const refs = findReferences({ a: "jr://file/big-deflated.png", b: "jr://file/big-stored.png", c: "jr://file/after.png" });
       const { result } = await processArchive(file, refs, limits, temp, hooks);
 
@@ -559,7 +560,7 @@ describe("a failure that stops the reading of further entries still fails the jo
         store: async () => "file-id",
         stopping: () => false,
       };
-      const limits = { maxEntryBytes: 1e9, maxTotalBytes: 1e9, maxRatio: 100 };
+      const limits = { maxEntryBytes: 1e9, maxTotalBytes: 1e9, maxRatio: 100, ratioFloorBytes: 16 * 1024 * 1024 };
       await expect(processArchive(file, findReferences({ a: "jr://file/a.png" }), limits, dir, hooks)).rejects.toBeInstanceOf(ArchiveError);
       expect(await readdir(dir)).toEqual(["cut.zip"]);
       expect(openFiles().filter((f) => f.startsWith(dir))).toEqual([]);
@@ -573,7 +574,7 @@ describe("progress is persisted after every entry (current, total, floor percent
   it("reports (1,3), (2,3), (3,3) for three entries and (0,0) for an empty archive", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "zip-progress-"));
     try {
-      const limits = { maxEntryBytes: 1e9, maxTotalBytes: 1e9, maxRatio: 100 };
+      const limits = { maxEntryBytes: 1e9, maxTotalBytes: 1e9, maxRatio: 100, ratioFloorBytes: 16 * 1024 * 1024 };
       const calls: [number, number][] = [];
       const hooks = {
         progress: async (c: number, t: number) => void calls.push([c, t]),
@@ -652,5 +653,56 @@ describe("zip-bomb limits", () => {
     expect(res.body).toEqual({ success: false, error: "Multimedia processing task failed" });
     // nothing of a failed job is mapped
     expect((await limited.db.prisma.app.findUniqueOrThrow({ where: { id: appId } })).multimediaMap).toEqual({});
+  });
+});
+
+describe("F18: the whole archive's expansion ratio (ZIP_MAX_RATIO past ZIP_RATIO_FLOOR_BYTES)", () => {
+  const bomb = zeroEntries(600);
+  const refusal = `Compression ratio ${Math.round((600 * 1024 * 1024) / bomb.length)} of the archive exceeds the limit of 100.`;
+
+  it("F18: 600 × 1 MiB of zeros (~680 KB) fails before any entry is inflated, hashed or stored, leaving nothing spooled", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "zip-ratio-"));
+    try {
+      const file = path.join(dir, "bomb.zip");
+      await writeFile(file, bomb);
+      const temp = path.join(dir, "tmp");
+      await mkdir(temp);
+      const calls: string[] = [];
+      const hooks = {
+        progress: async (current: number) => void calls.push(`progress ${current}`),
+        store: async () => (calls.push("store"), "file-id"),
+        stopping: () => false,
+      };
+      const limits = { maxEntryBytes: 512 * 1024 * 1024, maxTotalBytes: 8 * 1024 ** 3, maxRatio: 100, ratioFloorBytes: 16 * 1024 * 1024 };
+      const refs = findReferences({ a: "jr://file/zeros/0.png" });
+      const failure = processArchive(file, refs, limits, temp, hooks);
+      await expect(failure).rejects.toBeInstanceOf(ArchiveError);
+      await expect(failure).rejects.toThrow(refusal);
+      expect(calls).toEqual([]);
+      expect(await readdir(temp)).toEqual([]);
+      expect(openFiles()).not.toContain(file);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("F18: uploaded, the bomb's job fails with the ratio as its reason (status 500 'Multimedia processing task failed'), nothing mapped", async () => {
+    const appId = await newApp(["jr://file/zeros/0.png"]);
+    const upload = await postMultimedia(app, user.authorization, DOMAIN, appId, bomb);
+    expect(upload.status).toBe(200);
+    const res = await waitForStatus(app, user.authorization, DOMAIN, appId, upload.body.processing_id);
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ success: false, error: "Multimedia processing task failed" });
+    const job = await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id: upload.body.processing_id } });
+    expect(job.errors).toEqual([refusal]);
+    expect(job.current).toBe(0);
+    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id: appId } })).multimediaMap).toEqual({});
+  });
+
+  it("F18: an archive expanding to no more than ZIP_RATIO_FLOOR_BYTES is processed whatever its ratio (16 × 1 MiB of zeros)", async () => {
+    const appId = await newApp(["jr://file/zeros/0.png"]);
+    const res = await uploadAndWait(app, user.authorization, DOMAIN, appId, zeroEntries(16));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ complete: true, total_files: 16, processed_files: 16 });
   });
 });

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import yauzl from "yauzl";
 import { checkArchive } from "../../src/multimedia/zip-check.ts";
-import { damageEntry, entryLayout, png, zip } from "../helpers/archives.ts";
+import { damageEntry, entryLayout, png, zeroEntries, zip } from "../helpers/archives.ts";
 
 /**
  * The upload-time check (CONTRACT §4 "POST {app_id}/multimedia/", corrupt → 400) on its own: it
@@ -14,7 +14,7 @@ import { damageEntry, entryLayout, png, zip } from "../helpers/archives.ts";
  * and it leaves no file open whatever it answers.
  */
 
-const LIMITS = { maxEntryBytes: 512 * 1024 * 1024, maxTotalBytes: 8 * 1024 * 1024 * 1024, maxRatio: 100 };
+const LIMITS = { maxEntryBytes: 512 * 1024 * 1024, maxTotalBytes: 8 * 1024 * 1024 * 1024, maxRatio: 100, ratioFloorBytes: 16 * 1024 * 1024 };
 const WINDOW = 4 * 1024 * 1024;
 
 let dir: string;
@@ -107,5 +107,16 @@ describe("checkArchive", () => {
       expect(calls).toBe(2);
       expect(openFiles().filter((f) => f.startsWith(dir))).toEqual([]);
     });
+  });
+});
+
+describe("F18: an archive refused whole for its expansion ratio is not inflated at upload", () => {
+  it("F18: 600 × 1 MiB of zeros (~680 KB) is accepted without reading a member (a damaged one goes unseen; the job fails on the ratio)", async () => {
+    expect(await check(damageEntry(zeroEntries(600), "zeros/599.png", "crc"))).toEqual({ state: "ok", entries: 600 });
+  });
+
+  it("F18: up to ZIP_RATIO_FLOOR_BYTES every member is still checked (16 × 1 MiB of zeros, one damaged: corrupt)", async () => {
+    expect(await check(damageEntry(zeroEntries(16), "zeros/15.png", "crc"))).toEqual({ state: "corrupt" });
+    expect(await check(zeroEntries(16))).toEqual({ state: "ok", entries: 16 });
   });
 });

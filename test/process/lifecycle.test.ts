@@ -1,9 +1,12 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { usingPostgres } from "../helpers/db.ts";
 import { startServer, type ServerProcess } from "../helpers/process.ts";
+import { tempPrefix } from "../../src/util/temp-entries.ts";
 
 /**
  * CONTRACT §0 Running: the real process on the embedded database, as production starts it (without
@@ -62,6 +65,24 @@ describe.skipIf(usingPostgres())("server process on the embedded database", () =
     server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" }, 60_000, PRODUCTION);
     const listed = await graphql(server.url, "{ domains { name } }");
     expect(listed.body.data).toEqual({ domains: [{ name: "kept" }] });
+  });
+
+  it("F17: start-up sweeps DATA_DIR/tmp of what a killed process left, and keeps a live process's entries", async () => {
+    const tmp = path.join(dataDir, "tmp");
+    const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+    await once(child, "exit");
+    const host = path
+      .basename(await mkdtemp(path.join(dataDir, tempPrefix("upload"))))
+      .split("-")[1]
+      .split(".")[1];
+    const killed = path.join(tmp, `upload-${child.pid}.${host}-killed`);
+    const live = path.join(tmp, `archive-${process.pid}.${host}-living`);
+    for (const entry of [killed, live]) {
+      await mkdir(entry, { recursive: true });
+      await writeFile(path.join(entry, "0-bulk_upload_file"), "partial");
+    }
+    server = await startServer({ DATA_DIR: dataDir }, 60_000, PRODUCTION);
+    expect(await readdir(tmp)).toEqual([path.basename(live)]);
   });
 
   it("refuses to start with a malformed setting, saying which", async () => {

@@ -318,6 +318,7 @@ describe("configuration: every limit has a default and is read from the environm
       zipMaxEntryBytes: 512 * 1024 * 1024,
       zipMaxTotalBytes: 8 * 1024 * 1024 * 1024,
       zipMaxRatio: 100,
+      zipRatioFloorBytes: 16 * 1024 * 1024,
       graphqlMaxDepth: 12,
       graphqlMaxCost: 250_000,
       graphqlMaxAliases: 100,
@@ -334,5 +335,7 @@ describe("configuration: every limit has a default and is read from the environm
     expect(() => loadConfig({ WS_MAX_PAYLOAD_BYTES: "10" })).toThrow(/WS_MAX_PAYLOAD_BYTES/);
     expect(() => loadConfig({ GRAPHQL_UPLOAD_MAX_FILES: "0" })).toThrow(/GRAPHQL_UPLOAD_MAX_FILES/);
     expect(() => loadConfig({ GRAPHQL_MAX_ALIASES: "many" })).toThrow(/GRAPHQL_MAX_ALIASES/);
+    expect(loadConfig({ ZIP_RATIO_FLOOR_BYTES: "0" }).zipRatioFloorBytes).toBe(0);
+    expect(() => loadConfig({ ZIP_RATIO_FLOOR_BYTES: "16M" })).toThrow(/ZIP_RATIO_FLOOR_BYTES/);
   });
 });
