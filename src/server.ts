@@ -8,7 +8,7 @@ import { createGraphQLEndpoint, type GraphQLEndpoint } from "./graphql/server.ts
 import { locationTypeRouter } from "./locations/location-type.rest.ts";
 import { locationRouter } from "./locations/location.rest.ts";
 import { restErrorHandler, unknownPath, type ErrorShape } from "./rest/errors.ts";
-import { refuseCrossSiteWrites, type CrossSiteOptions } from "./rest/cross-site.ts";
+import { refuseCrossSiteWrites } from "./rest/cross-site.ts";
 import { admit } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
 import { appRouter } from "./apps/app.rest.ts";
@@ -27,9 +27,9 @@ interface Family {
   routes: Router;
 }
 
-function mountFamily(app: Express, admission: Admission, crossSite: CrossSiteOptions, family: Family): void {
+function mountFamily(app: Express, admission: Admission, family: Family): void {
   const router = express.Router({ mergeParams: true });
-  router.use(refuseCrossSiteWrites(crossSite), admit(admission), family.routes, unknownPath(family.shape), restErrorHandler(family.shape));
+  router.use(admit(admission), family.routes, unknownPath(family.shape), restErrorHandler(family.shape));
   app.use(family.path, router);
 }
 
@@ -52,7 +52,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   app.disable("x-powered-by");
   app.set("etag", false);
   // TRUST_PROXY: req.protocol and req.host follow X-Forwarded-Proto/-Host (absolute URLs, the
-  // cross-site check). It moves req.ip as well; the login throttle reads the socket's address.
+  // cross-site check). It moves req.ip too: what needs the peer itself reads req.socket.remoteAddress.
   app.set("trust proxy", services.config.trustProxy);
   const httpServer = createServer(app);
   const drain = requestDrain(httpServer);
@@ -61,14 +61,15 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   // REST, GraphQL over HTTP and WebSocket pass through one admission (and share one rate limit)
   const { admission } = services;
   const { publicUrl } = services.config;
-  // A browser page on another origin may not write through REST (CSRF); CORS_ORIGINS, when it
-  // comes, is the list of origins trusted to.
-  const crossSite: CrossSiteOptions = { publicUrl, trustedOrigins: [] };
   const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer, admission);
 
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
   app.use(graphql.router);
-  mountFamily(app, admission, crossSite, {
+  // A page on another site may not write through REST with the browser's cached credentials
+  // (CSRF), refused before any family admits it (the last handler gives the family's body shape).
+  // CORS_ORIGINS, when it comes, lists the origins trusted to.
+  app.use("/a", refuseCrossSiteWrites({ publicUrl, trustedOrigins: [] }));
+  mountFamily(app, admission, {
     path: "/a/:domain/api/case/v2",
     shape: "plain",
     routes: caseRouter({
@@ -78,18 +79,18 @@ export async function buildServer(services: Services): Promise<HttpServer> {
       publicUrl,
     }),
   });
-  mountFamily(app, admission, crossSite, {
+  mountFamily(app, admission, {
     path: "/a/:domain/api/location/v2",
     shape: "plain",
     routes: locationRouter({ locations: services.locations, bodyLimitBytes: services.config.bodyLimitBytes }),
   });
-  mountFamily(app, admission, crossSite, {
+  mountFamily(app, admission, {
     path: "/a/:domain/api/location_type/v1",
     shape: "plain",
     routes: locationTypeRouter({ locationTypes: services.locationTypes }),
   });
   const uploads = { uploadTempDir: () => services.blobs.tempDir(), uploadLimitBytes: services.config.uploadLimitBytes };
-  mountFamily(app, admission, crossSite, {
+  mountFamily(app, admission, {
     path: "/a/:domain/apps/api",
     shape: "apps",
     // the family's two features: the import (apps), then the multimedia routes
