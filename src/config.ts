@@ -39,6 +39,13 @@ export interface Config {
   /** how long a stopping server lets in-flight requests finish before it cuts them */
   shutdownGraceSeconds: number;
   logLevel: "silent" | "error" | "info";
+  /**
+   * The public base URL of the server (origin plus an optional path prefix, no trailing slash):
+   * absolute URLs the server writes start with it, whatever the request's Host said.
+   */
+  publicUrl: string | undefined;
+  /** X-Forwarded-Proto and X-Forwarded-Host (of a trusted reverse proxy) shape the absolute URLs */
+  trustProxy: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -79,6 +86,29 @@ function logLevel(raw: string | undefined): Config["logLevel"] {
   return level;
 }
 
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = raw.toLowerCase();
+  if (["true", "1", "yes", "on"].includes(value)) return true;
+  if (["false", "0", "no", "off"].includes(value)) return false;
+  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+}
+
+function publicUrl(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL, got '${raw}'`);
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`PUBLIC_URL must be an http(s) URL without credentials, query or fragment, got '${raw}'`);
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, "PORT", 8000),
@@ -109,5 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitWindowSeconds: integer(env, "RATE_LIMIT_WINDOW_SECONDS", 60, 1),
     shutdownGraceSeconds: integer(env, "SHUTDOWN_GRACE_SECONDS", 10, 0),
     logLevel: logLevel(env.LOG_LEVEL),
+    publicUrl: publicUrl(env.PUBLIC_URL),
+    trustProxy: flag(env, "TRUST_PROXY", false),
   };
 }

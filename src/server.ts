@@ -8,6 +8,7 @@ import { createGraphQLEndpoint, type GraphQLEndpoint } from "./graphql/server.ts
 import { locationTypeRouter } from "./locations/location-type.rest.ts";
 import { locationRouter } from "./locations/location.rest.ts";
 import { restErrorHandler, unknownPath, type ErrorShape } from "./rest/errors.ts";
+import { refuseCrossSiteWrites } from "./rest/cross-site.ts";
 import { admit } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
 import { appRouter } from "./apps/app.rest.ts";
@@ -50,20 +51,33 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  // TRUST_PROXY: req.protocol and req.host follow X-Forwarded-Proto/-Host (absolute URLs, the
+  // cross-site check). It moves req.ip too: what needs the peer itself reads req.socket.remoteAddress.
+  app.set("trust proxy", services.config.trustProxy);
   const httpServer = createServer(app);
   const drain = requestDrain(httpServer);
 
   const schema = await buildGatewaySchema();
   // REST, GraphQL over HTTP and WebSocket pass through one admission (and share one rate limit)
   const { admission } = services;
+  const { publicUrl } = services.config;
   const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer, admission);
 
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
   app.use(graphql.router);
+  // A page on another site may not write through REST with the browser's cached credentials
+  // (CSRF), refused before any family admits it (the last handler gives the family's body shape).
+  // CORS_ORIGINS, when it comes, lists the origins trusted to.
+  app.use("/a", refuseCrossSiteWrites({ publicUrl, trustedOrigins: [] }));
   mountFamily(app, admission, {
     path: "/a/:domain/api/case/v2",
     shape: "plain",
-    routes: caseRouter({ caseReads: services.caseReads, caseWrites: services.caseWrites, bodyLimitBytes: services.config.bodyLimitBytes }),
+    routes: caseRouter({
+      caseReads: services.caseReads,
+      caseWrites: services.caseWrites,
+      bodyLimitBytes: services.config.bodyLimitBytes,
+      publicUrl,
+    }),
   });
   mountFamily(app, admission, {
     path: "/a/:domain/api/location/v2",

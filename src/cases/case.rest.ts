@@ -21,6 +21,8 @@ export interface CaseRouterDeps {
   caseReads: CaseReads;
   caseWrites: CaseWrites;
   bodyLimitBytes: number;
+  /** PUBLIC_URL: the base of `next` links when set */
+  publicUrl: string | undefined;
 }
 
 /** CONTRACT §1 Paths: a `{case_id}` segment; with a `,` it is a multi-id GET. */
@@ -51,7 +53,7 @@ function externalIdOf(req: Request): string {
   return externalId;
 }
 
-export function caseRouter({ caseReads, caseWrites, bodyLimitBytes }: CaseRouterDeps): Router {
+export function caseRouter({ caseReads, caseWrites, bodyLimitBytes, publicUrl }: CaseRouterDeps): Router {
   const router = express.Router({ mergeParams: true });
   router.use(jsonBody(bodyLimitBytes));
 
@@ -79,7 +81,7 @@ export function caseRouter({ caseReads, caseWrites, bodyLimitBytes }: CaseRouter
       const body: Record<string, unknown> = { matching_records: page.total, cases: page.records.map((c) => shape(c, selection)) };
       if (page.next) {
         const next = caseReads.cursors.encode({ query, selection, after: page.next });
-        body.next = `${absolutePath(req)}?cursor=${encodeURIComponent(next)}`;
+        body.next = `${absolutePath(req, publicUrl)}?cursor=${encodeURIComponent(next)}`;
       }
       res.json(body);
     }),

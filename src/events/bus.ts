@@ -9,8 +9,9 @@ import type { MultimediaStatus } from "../multimedia/job.events.ts";
  * The one PubSub of the process, with typed topics. Embedded mode delivers in process; PostgreSQL
  * mode sends every event through NOTIFY and delivers what LISTEN receives, so that a subscriber on
  * any process sees the events published on every process. Events published in one tick leave in
- * one statement (a 100-case bulk write is one round trip, not 100), and an event too large for a
- * NOTIFY (a finished job's result) travels by the event_payloads table.
+ * one statement (a 100-case bulk write is one round trip, not 100); each batch is logged in the
+ * event_payloads table, which carries a batch too large for a NOTIFY (a finished job's result) and
+ * lets a listener that reconnects replay what it missed.
  */
 export type Topics = {
   caseChanged: [CaseChangedEvent];
@@ -26,10 +27,29 @@ export interface EventBus {
 }
 
 const CHANNEL = "gateway_events";
-/** NOTIFY payloads must stay under 8000 bytes; larger events go by the event_payloads table */
+/** NOTIFY payloads must stay under 8000 bytes; a larger batch is read from event_payloads */
 const MAX_INLINE_BYTES = 7000;
-/** how long a large event's payload is kept for the listeners to read */
-const PAYLOAD_LIFETIME = "5 minutes";
+/**
+ * How long a published batch stays in event_payloads: long enough for every listener to read a
+ * large one, or to replay it after its LISTEN connection came back (within the 5 s backoff).
+ */
+const EVENT_LOG_LIFETIME = "2 minutes";
+const PRUNE_EVERY_MS = 30_000;
+/**
+ * Batches of concurrent publishers may commit a little out of id order: a replay starts this many
+ * ids before the last one delivered, and the batches already delivered are skipped.
+ */
+const REPLAY_SLACK = 1000n;
+const SEEN_CAPACITY = 10_000;
+const RETRY_MAX_MS = 5000;
+
+/**
+ * One statement per batch: log it, then NOTIFY its id, with the events inline when they fit.
+ * Both happen at commit, so a listener never hears of a batch it cannot read.
+ */
+const PUBLISH = `WITH logged AS (INSERT INTO event_payloads (payload) VALUES ($2::text) RETURNING id)
+  SELECT pg_notify($1, CASE WHEN octet_length($2::text) <= ${MAX_INLINE_BYTES}
+    THEN '{"seq":"' || id || '","events":' || $2::text || '}' ELSE '{"seq":"' || id || '"}' END) FROM logged`;
 
 /** An EventTarget that any number of subscribers may listen on (no MaxListenersExceededWarning). */
 function unboundedEventTarget(): EventTarget {
@@ -46,7 +66,26 @@ export function localEventBus(): EventBus {
   return { pubsub: createLocalPubSub(), close: async () => {} };
 }
 
-/** An EventTarget whose dispatch is a NOTIFY and whose listeners hear the channel's LISTEN. */
+type BusEvent = { type: string; detail: unknown };
+
+/** Remembers the batches delivered lately (insertion order), so that a replay skips them. */
+function seenBatches() {
+  const seen = new Set<string>();
+  return {
+    has: (seq: string) => seen.has(seq),
+    add(seq: string) {
+      seen.add(seq);
+      if (seen.size > SEEN_CAPACITY) seen.delete(seen.values().next().value!);
+    },
+  };
+}
+
+/**
+ * An EventTarget whose dispatch is a NOTIFY and whose listeners hear the channel's LISTEN. Every
+ * batch is also logged in event_payloads with a sequence number, so that a listener whose
+ * connection dropped (PostgreSQL restarted) replays, once it listens again, the batches published
+ * meanwhile: events published after the database is back are delivered, late rather than lost.
+ */
 export async function postgresEventBus(url: string): Promise<EventBus> {
   const local = unboundedEventTarget();
   // one connection, so that NOTIFYs (and so events) keep the order they were published in
@@ -56,38 +95,90 @@ export async function postgresEventBus(url: string): Promise<EventBus> {
   let listener: pg.Client | undefined;
   let closed = false;
 
+  // Delivery: batches one after another (one read from the table does not let the next overtake
+  // it), each once (a replayed batch may also come by NOTIFY).
+  const seen = seenBatches();
+  /** batches up to here were published before this bus listened: never replayed */
+  let floor: bigint | undefined;
+  let lastSeq = 0n;
+  let delivering = Promise.resolve();
+  const enqueue = (task: () => Promise<void>) => {
+    delivering = delivering.then(task).catch((error: unknown) => log.error("undeliverable event notification", { error }));
+  };
+  const deliverBatch = (seq: string, events: BusEvent[]) => {
+    if (seen.has(seq)) return;
+    seen.add(seq);
+    if (BigInt(seq) > lastSeq) lastSeq = BigInt(seq);
+    for (const event of events) local.dispatchEvent(new CustomEvent(event.type, { detail: event.detail }));
+  };
+  const storedBatch = async (seq: string) => {
+    const { rows } = await notifier.query<{ payload: string }>("SELECT payload FROM event_payloads WHERE id = $1", [seq]);
+    return rows[0] ? (JSON.parse(rows[0].payload) as BusEvent[]) : [];
+  };
+  const deliver = (payload: string) =>
+    enqueue(async () => {
+      const message = JSON.parse(payload) as { seq: string; events?: BusEvent[] };
+      if (!seen.has(message.seq)) deliverBatch(message.seq, message.events ?? (await storedBatch(message.seq)));
+    });
+  /** After a reconnect: the batches logged since the last one delivered, in order. */
+  const replay = (client: pg.Client) =>
+    enqueue(async () => {
+      const from = lastSeq - REPLAY_SLACK > floor! ? lastSeq - REPLAY_SLACK : floor!;
+      const { rows } = await client.query<{ seq: string; payload: string }>(
+        "SELECT id::text AS seq, payload FROM event_payloads WHERE id > $1 ORDER BY id",
+        [from.toString()],
+      );
+      const missed = rows.filter((r) => !seen.has(r.seq));
+      if (missed.length > 0) log.info("event listener replayed missed events", { batches: missed.length });
+      for (const row of missed) deliverBatch(row.seq, JSON.parse(row.payload) as BusEvent[]);
+    });
+
   // The LISTEN connection: when it drops (PostgreSQL restarted, network), reconnect with backoff
-  // until it is back, for as long as the bus is open. Events NOTIFYed while it was down are lost.
+  // until it is back, for as long as the bus is open; at once when a publish shows the database answers.
   let retryMs = 250;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let connecting = false;
   const reconnect = (client: pg.Client, error?: Error) => {
     if (closed || listener !== client) return;
     listener = undefined;
     log.error("event listener connection lost; reconnecting", { error: error && { name: error.name, message: error.message } });
     void client.end().catch(() => {});
-    scheduleConnect();
+    scheduleConnect(retryMs);
   };
-  const scheduleConnect = () => {
-    if (closed) return;
-    const delay = retryMs;
-    retryMs = Math.min(retryMs * 2, 5000);
-    setTimeout(() => {
+  const scheduleConnect = (delay: number) => {
+    if (closed || connecting || listener) return;
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      connecting = true;
       connect().then(
         () => {
+          connecting = false;
           retryMs = 250;
           log.info("event listener reconnected");
         },
-        () => scheduleConnect(),
+        () => {
+          connecting = false;
+          retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+          scheduleConnect(retryMs);
+        },
       );
     }, delay).unref();
   };
   const connect = async (): Promise<void> => {
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, keepAlive: true });
-    client.on("notification", (message) => deliver(message.payload ?? ""));
+    // what arrives before the replay is queued waits for it, so that events keep their order
+    let early: string[] | undefined = [];
+    client.on("notification", (message) => (early ? early.push(message.payload ?? "") : deliver(message.payload ?? "")));
     client.on("error", (error) => reconnect(client, error));
     client.on("end", () => reconnect(client));
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANNEL}`);
+      if (floor === undefined) {
+        const { rows } = await client.query<{ seq: string }>("SELECT coalesce(max(id), 0)::text AS seq FROM event_payloads");
+        floor = BigInt(rows[0]!.seq);
+      }
     } catch (error) {
       void client.end().catch(() => {});
       throw error;
@@ -97,44 +188,32 @@ export async function postgresEventBus(url: string): Promise<EventBus> {
       return;
     }
     listener = client;
-  };
-  // Notifications are delivered one after another, so that one whose payload must first be read
-  // from the table is not overtaken by the small ones behind it.
-  let delivering = Promise.resolve();
-  const deliver = (payload: string) => {
-    delivering = delivering.then(async () => {
-      try {
-        const message = JSON.parse(payload) as { type: string; detail?: unknown; ref?: string };
-        const event = message.ref === undefined ? message : await storedEvent(message.ref);
-        if (event) local.dispatchEvent(new CustomEvent(event.type, { detail: event.detail }));
-      } catch (error) {
-        log.error("undeliverable event notification", { error });
-      }
-    });
-  };
-  const storedEvent = async (ref: string) => {
-    const { rows } = await notifier.query<{ payload: string }>("SELECT payload FROM event_payloads WHERE id = $1", [ref]);
-    return rows[0] ? (JSON.parse(rows[0].payload) as { type: string; detail: unknown }) : undefined;
+    replay(client);
+    for (const payload of early) deliver(payload);
+    early = undefined;
   };
   await connect();
 
   // Publishing: what one tick publishes goes out in one statement, in order.
   let pending: string[] = [];
+  let prunedAt = Date.now();
   const flush = async () => {
     const batch = pending;
     pending = [];
     try {
-      const messages = await Promise.all(batch.map((m) => (Buffer.byteLength(m) > MAX_INLINE_BYTES ? storeLarge(m) : m)));
-      // unnest yields the array in order, and the NOTIFYs of one statement are delivered in order
-      await notifier.query("SELECT pg_notify($1, m) FROM unnest($2::text[]) AS m", [CHANNEL, messages]);
+      await notifier.query(PUBLISH, [CHANNEL, `[${batch.join(",")}]`]);
     } catch (error) {
       log.error("event publish failed", { error, events: batch.length });
+      return;
     }
-  };
-  const storeLarge = async (message: string) => {
-    await notifier.query(`DELETE FROM event_payloads WHERE created_at < now() - interval '${PAYLOAD_LIFETIME}'`);
-    const { rows } = await notifier.query<{ id: string }>("INSERT INTO event_payloads (payload) VALUES ($1) RETURNING id", [message]);
-    return JSON.stringify({ ref: rows[0]!.id });
+    // the database answers again: listen again now rather than at the end of the backoff
+    if (!listener) scheduleConnect(0);
+    if (Date.now() - prunedAt > PRUNE_EVERY_MS) {
+      prunedAt = Date.now();
+      await notifier
+        .query(`DELETE FROM event_payloads WHERE created_at < now() - interval '${EVENT_LOG_LIFETIME}'`)
+        .catch((error: unknown) => log.error("event log prune failed", { error }));
+    }
   };
   // flushes run one at a time, so batches leave in the order they were published
   let flushing = Promise.resolve();
@@ -155,6 +234,7 @@ export async function postgresEventBus(url: string): Promise<EventBus> {
     pubsub: createPubSub<Topics>({ eventTarget: eventTarget as never }),
     async close() {
       closed = true;
+      clearTimeout(retryTimer);
       await new Promise((resolve) => setImmediate(resolve));
       await flushing;
       await listener?.end().catch(() => {});

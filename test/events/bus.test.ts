@@ -1,9 +1,14 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { postgresDatabase } from "../../src/db/client.ts";
 import { localEventBus, postgresEventBus } from "../../src/events/bus.ts";
 import type { CaseChangedEvent } from "../../src/cases/case.events.ts";
 import type { MultimediaStatus } from "../../src/multimedia/job.events.ts";
+import { MIGRATIONS_DIR } from "../../src/db/migrate.ts";
 import { freshDatabase, usingPostgres } from "../helpers/db.ts";
+import { pgClusterUnavailable, startPgCluster } from "../helpers/process.ts";
 
 const event: CaseChangedEvent = { domain: "d", caseId: "c", caseType: "t", formId: "f" };
 
@@ -72,4 +77,62 @@ describe("event bus", () => {
       await db.close();
     }
   });
+
+  it.runIf(usingPostgres() && !pgClusterUnavailable())(
+    "F13: after PostgreSQL restarts, every event published once it is back reaches subscribers of both processes, in order",
+    { timeout: 120_000 },
+    async () => {
+      const cluster = await startPgCluster();
+      const buses: Awaited<ReturnType<typeof postgresEventBus>>[] = [];
+      try {
+        await createEventLog(cluster.url);
+        buses.push(await postgresEventBus(cluster.url), await postgresEventBus(cluster.url));
+        const [publisher, other] = buses;
+        const subscribers = [publisher.pubsub.subscribe("caseChanged"), other.pubsub.subscribe("caseChanged")];
+        // a subscription listens from its first next() on
+        const first = subscribers.map((s) => within(s.next(), 10_000));
+        publisher.pubsub.publish("caseChanged", { ...event, caseId: "before" });
+        for (const received of await Promise.all(first)) expect(received.value.caseId).toBe("before");
+
+        await cluster.down();
+        // an outage long enough for the listeners' backoff to reach its 5 s cap
+        await new Promise((resolve) => setTimeout(resolve, 7000));
+        await cluster.up();
+        // right after the restart, before the listeners' backoff (up to 5 s) has brought them back
+        const sent = Array.from({ length: 20 }, (_, i) => `after-${i}`);
+        for (const caseId of sent) {
+          publisher.pubsub.publish("caseChanged", { ...event, caseId });
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        for (const s of subscribers) {
+          const received = [];
+          for (let i = 0; i < sent.length; i++) received.push((await within(s.next(), 15_000)).value.caseId);
+          expect(received).toEqual(sent);
+        }
+        await Promise.all(subscribers.map((s) => s.return()));
+      } finally {
+        await Promise.all(buses.map((b) => b.close()));
+        await cluster.remove();
+      }
+    },
+  );
 });
+
+/** The event log of a cluster of its own (the bus needs only this table of the schema). */
+async function createEventLog(url: string): Promise<void> {
+  const sql = await readFile(path.join(MIGRATIONS_DIR, "20261121085718_large_event_payloads", "migration.sql"), "utf8");
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The promise's value, or a failure naming the wait, so that a lost event fails rather than hangs. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no event within ${ms} ms`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

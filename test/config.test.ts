@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.ts";
+
+describe("F16: PUBLIC_URL and TRUST_PROXY", () => {
+  it("F16: PUBLIC_URL is kept as origin plus path prefix, without a trailing slash; unset by default", () => {
+    expect(loadConfig({}).publicUrl).toBeUndefined();
+    expect(loadConfig({ PUBLIC_URL: "https://api.example.org/prefix/" }).publicUrl).toBe("https://api.example.org/prefix");
+    expect(loadConfig({ PUBLIC_URL: "https://API.example.org" }).publicUrl).toBe("https://api.example.org");
+  });
+
+  it("F16: a PUBLIC_URL that is no http(s) base URL stops the server at start, naming the variable", () => {
+    for (const raw of ["api.example.org", "ftp://api.example.org", "https://api.example.org/?x=1", "https://u:p@api.example.org"]) {
+      expect(() => loadConfig({ PUBLIC_URL: raw })).toThrow(ConfigError);
+      expect(() => loadConfig({ PUBLIC_URL: raw })).toThrow(/^PUBLIC_URL /);
+    }
+  });
+
+  it("F16: TRUST_PROXY is off by default, takes true/false (1/0, yes/no, on/off), and refuses anything else", () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    for (const on of ["true", "1", "yes", "on", "TRUE"]) expect(loadConfig({ TRUST_PROXY: on }).trustProxy).toBe(true);
+    for (const off of ["false", "0", "no", "off"]) expect(loadConfig({ TRUST_PROXY: off }).trustProxy).toBe(false);
+    expect(() => loadConfig({ TRUST_PROXY: "maybe" })).toThrow("TRUST_PROXY must be true or false, got 'maybe'");
+  });
+});
