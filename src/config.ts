@@ -33,6 +33,12 @@ export interface Config {
   graphqlUploadMaxFiles: number;
   /** largest WebSocket message on /graphql; a larger one closes that connection (1009) */
   wsMaxPayloadBytes: number;
+  /** live subscriptions one WebSocket may hold at once */
+  wsMaxSubscriptionsPerSocket: number;
+  /** live subscriptions one user may hold at once across its WebSockets on this process */
+  wsMaxSubscriptionsPerUser: number;
+  /** how often every open WebSocket's credential is re-checked, besides on each message and change (0: never) */
+  wsRecheckSeconds: number;
   /** requests per user and domain per window, across REST, GraphQL and subscriptions (0: no limit) */
   rateLimitRequests: number;
   rateLimitWindowSeconds: number;
@@ -135,6 +141,9 @@ export function loadConfig(env: Env = process.env): Config {
     graphqlMaxAliases: integer(env, "GRAPHQL_MAX_ALIASES", 100, 0),
     graphqlUploadMaxFiles: integer(env, "GRAPHQL_UPLOAD_MAX_FILES", 10, 1),
     wsMaxPayloadBytes: integer(env, "WS_MAX_PAYLOAD_BYTES", 1024 * 1024, 1024),
+    wsMaxSubscriptionsPerSocket: integer(env, "WS_MAX_SUBSCRIPTIONS_PER_SOCKET", 100, 1),
+    wsMaxSubscriptionsPerUser: integer(env, "WS_MAX_SUBSCRIPTIONS_PER_USER", 500, 1),
+    wsRecheckSeconds: integer(env, "WS_RECHECK_SECONDS", 60, 0),
     rateLimitRequests: integer(env, "RATE_LIMIT_REQUESTS", 1200, 0),
     rateLimitWindowSeconds: integer(env, "RATE_LIMIT_WINDOW_SECONDS", 60, 1),
     shutdownGraceSeconds: integer(env, "SHUTDOWN_GRACE_SECONDS", 10, 0),

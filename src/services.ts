@@ -65,7 +65,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     admission: new Admission(new Authenticator(prisma, config.authRealm, digest, oauth), rateLimiter),
     oauth,
     digest,
-    admin: new AdminService(prisma, config.authRealm),
+    admin: new AdminService(prisma, config.authRealm, pubsub),
     locationTypes: new LocationTypeService(prisma),
     locations: new LocationService(prisma),
     caseReads: new CaseReads(prisma, cursors),

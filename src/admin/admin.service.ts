@@ -5,6 +5,8 @@ import { isStorableText } from "../util/text.ts";
 import { isPermission, type Permission, type Principal } from "../auth/principal.ts";
 import { OAUTH_GRANTS } from "../auth/oauth.ts";
 import { digestHa1, hashPassword, hashToken } from "../auth/secrets.ts";
+import { CREDENTIALS_CHANGED } from "../auth/credential.events.ts";
+import type { PubSub } from "../events/bus.ts";
 
 /** Domains, users, keys and OAuth clients: superuser-only administration (CONTRACT §6). */
 
@@ -30,7 +32,16 @@ export class AdminService {
   constructor(
     private readonly prisma: Prisma,
     private readonly realm: string,
+    private readonly pubsub: PubSub,
   ) {}
+
+  /**
+   * Tells every process, once the change is committed, that what this user may do has changed, so
+   * that their open WebSockets are re-checked (README: "stops working on every process").
+   */
+  private credentialsChanged(userId: string): void {
+    this.pubsub.publish(CREDENTIALS_CHANGED, { userId });
+  }
 
   private static requireSuperuser(principal: Principal) {
     if (!principal.isSuperuser) throw forbidden("Only a superuser may do this.");
@@ -99,7 +110,7 @@ export class AdminService {
     if (!domain && permissions.length) throw badInput("Permissions are granted in a domain: give 'domain'.");
     const secrets = await this.passwordFields(input.username, input.password);
     const isSuperuser = input.superuser ?? undefined;
-    return this.prisma.$transaction(async (tx) => {
+    const user = await this.prisma.$transaction(async (tx) => {
       const user = await tx.user.upsert({
         where: { username: input.username },
         create: { username: input.username, ...secrets, isSuperuser: isSuperuser ?? false },
@@ -114,6 +125,8 @@ export class AdminService {
       }
       return user;
     });
+    this.credentialsChanged(user.id);
+    return user;
   }
 
   /** Ensures a superuser with this password exists (BOOTSTRAP_ADMIN at start-up). */
@@ -130,25 +143,30 @@ export class AdminService {
     AdminService.requireSuperuser(principal);
     const permissions = AdminService.permissions(names);
     const [user, domain] = await Promise.all([this.userByName(username), this.domainByName(domainName)]);
-    return this.prisma.membership.upsert({
+    const membership = await this.prisma.membership.upsert({
       where: { userId_domainId: { userId: user.id, domainId: domain.id } },
       create: { userId: user.id, domainId: domain.id, permissions },
       update: { permissions },
       include: { domain: true },
     });
+    this.credentialsChanged(user.id);
+    return membership;
   }
 
   async removeMembership(principal: Principal, username: string, domainName: string) {
     AdminService.requireSuperuser(principal);
     const [user, domain] = await Promise.all([this.userByName(username), this.domainByName(domainName)]);
     const { count } = await this.prisma.membership.deleteMany({ where: { userId: user.id, domainId: domain.id } });
+    if (count > 0) this.credentialsChanged(user.id);
     return count > 0;
   }
 
   async setUserActive(principal: Principal, username: string, active: boolean) {
     AdminService.requireSuperuser(principal);
     await this.userByName(username);
-    return this.prisma.user.update({ where: { username }, data: { isActive: active } });
+    const user = await this.prisma.user.update({ where: { username }, data: { isActive: active } });
+    this.credentialsChanged(user.id);
+    return user;
   }
 
   async listUsers(principal: Principal, domainName?: string | null) {
@@ -189,11 +207,13 @@ export class AdminService {
     AdminService.requireSuperuser(principal);
     const key = isUuid(id) ? await this.prisma.apiKey.findUnique({ where: { id } }) : null;
     if (!key) throw notFound(`API key '${id}' not found`);
-    return this.prisma.apiKey.update({
+    const revoked = await this.prisma.apiKey.update({
       where: { id: key.id },
       data: { revokedAt: key.revokedAt ?? new Date() },
       include: { user: true },
     });
+    this.credentialsChanged(key.userId);
+    return revoked;
   }
 
   /** A new OAuth client; its secret is returned here once and stored only as a hash. */
@@ -223,6 +243,7 @@ export class AdminService {
       where: { userId: user.id, revokedAt: null },
       data: { revokedAt: new Date() },
     });
+    if (count > 0) this.credentialsChanged(user.id);
     return count;
   }
 }

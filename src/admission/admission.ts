@@ -1,4 +1,4 @@
-import type { Authenticator, Credentials } from "../auth/authenticate.ts";
+import type { Authenticator, Credentials, Standing } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { RateLimiter } from "../rate-limit/rate-limit.service.ts";
 import { answerFor } from "./error-mapping.ts";
@@ -31,6 +31,18 @@ export class Admission {
       return await this.authenticator.authenticate(credentials);
     } catch (error) {
       throw answerFor(error, { during: "authentication" });
+    }
+  }
+
+  /**
+   * Whether a caller admitted earlier (a WebSocket) still stands: its Standing, or null when its
+   * credential, user or superuser flag is gone; a database outage is a DomainError (503), never a pass.
+   */
+  async recheck(principal: Principal): Promise<Standing | null> {
+    try {
+      return await this.authenticator.recheck(principal);
+    } catch (error) {
+      throw answerFor(error, { during: "credential re-check" });
     }
   }
 

@@ -3,7 +3,7 @@ import type { Prisma } from "../db/client.ts";
 import { DomainError } from "../errors.ts";
 import { DigestAuth } from "./digest.ts";
 import { OAuthService } from "./oauth.ts";
-import type { Principal } from "./principal.ts";
+import type { CredentialRef, Principal } from "./principal.ts";
 import { hashToken, safeEqual, verifyUserPassword } from "./secrets.ts";
 
 /** What authentication needs of a request, whichever transport carried it. */
@@ -12,6 +12,15 @@ export interface Credentials {
   method: string;
   /** the request-target as sent (path and query), which a Digest response signs */
   uri: string;
+}
+
+/**
+ * What a re-check finds of an admitted caller: the caller as admitted, and the permissions it now
+ * holds in each domain it is a member of (sorted), by domain name.
+ */
+export interface Standing {
+  principal: Principal;
+  grants: ReadonlyMap<string, readonly string[]>;
 }
 
 /**
@@ -65,8 +74,39 @@ export class Authenticator {
     return user?.isActive ? user : null;
   }
 
-  private principal(user: { id: string; username: string; isSuperuser: boolean }, scheme: Principal["scheme"]): Principal {
-    return { userId: user.id, username: user.username, isSuperuser: user.isSuperuser, scheme };
+  private principal(user: { id: string; username: string; isSuperuser: boolean }, scheme: Principal["scheme"], credential: CredentialRef): Principal {
+    return { userId: user.id, username: user.username, isSuperuser: user.isSuperuser, scheme, credential };
+  }
+
+  /**
+   * Whether an admitted caller still stands, cheaply (one or two lookups by id, no password
+   * hashing): the user active and unchanged (username, superuser flag), and its credential not
+   * revoked, expired or replaced. Null when it no longer stands; a database outage throws.
+   */
+  async recheck(principal: Principal): Promise<Standing | null> {
+    const user = await this.prisma.user.findUnique({
+      where: { id: principal.userId },
+      include: { memberships: { select: { permissions: true, domain: { select: { name: true } } } } },
+    });
+    if (!user?.isActive || user.username !== principal.username || user.isSuperuser !== principal.isSuperuser) return null;
+    if (!(await this.credentialStands(principal, user.passwordHash))) return null;
+    const grants = new Map(user.memberships.map((m) => [m.domain.name, [...m.permissions].sort()] as const));
+    return { principal, grants };
+  }
+
+  private async credentialStands({ userId, credential }: Principal, passwordHash: string): Promise<boolean> {
+    switch (credential?.kind) {
+      case undefined:
+        return true;
+      case "password":
+        return credential.fingerprint === passwordFingerprint(passwordHash);
+      case "apikey": {
+        const key = await this.prisma.apiKey.findUnique({ where: { id: credential.keyId }, select: { userId: true, revokedAt: true } });
+        return !!key && !key.revokedAt && key.userId === userId;
+      }
+      case "oauth":
+        return this.oauth.accessTokenStands(credential.tokenId);
+    }
   }
 
   /** `ApiKey username:key`; the key is looked up by its hash and must belong to that user. */
@@ -79,7 +119,7 @@ export class Authenticator {
     if (!row || row.revokedAt || !row.user.isActive || !safeEqual(row.user.username, username)) {
       throw this.refuse();
     }
-    return this.principal(row.user, "apikey");
+    return this.principal(row.user, "apikey", { kind: "apikey", keyId: row.id });
   }
 
   private async basic(rest: string): Promise<Principal> {
@@ -92,22 +132,27 @@ export class Authenticator {
     }
     const user = await this.activeUser({ username });
     if (!(await verifyUserPassword(password, user?.passwordHash)) || !user) throw this.refuse();
-    return this.principal(user, "basic");
+    return this.principal(user, "basic", { kind: "password", fingerprint: passwordFingerprint(user.passwordHash) });
   }
 
   private async digestAuth(rest: string, credentials: Credentials): Promise<Principal> {
     const username = this.digest.claimedUsername(rest);
     const user = username ? await this.activeUser({ username }) : null;
     const outcome = await this.digest.verify(rest, credentials.method, credentials.uri, user);
-    if (outcome.ok && user) return this.principal(user, "digest");
+    if (outcome.ok && user) return this.principal(user, "digest", { kind: "password", fingerprint: passwordFingerprint(user.passwordHash) });
     const stale = !outcome.ok && outcome.stale;
     throw this.refuse(stale ? "Stale nonce: retry with the new challenge." : undefined, stale);
   }
 
   private async bearer(rest: string): Promise<Principal> {
-    const tokenUser = rest ? await this.oauth.principalForAccessToken(rest) : null;
-    const user = tokenUser ? await this.activeUser({ id: tokenUser.id }) : null;
-    if (!user) throw this.refuse("Invalid or expired token.");
-    return this.principal(user, "bearer");
+    const token = rest ? await this.oauth.principalForAccessToken(rest) : null;
+    const user = token ? await this.activeUser({ id: token.id }) : null;
+    if (!user || !token) throw this.refuse("Invalid or expired token.");
+    return this.principal(user, "bearer", { kind: "oauth", tokenId: token.tokenId, expiresAt: token.expiresAt });
   }
+}
+
+/** A password's stand-in for re-checks: it changes whenever the password is set (a new salt), and is not the hash itself. */
+function passwordFingerprint(passwordHash: string): string {
+  return hashToken(passwordHash).slice(0, 16);
 }

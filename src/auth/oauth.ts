@@ -81,6 +81,7 @@ function oauthModel(prisma: Prisma, lifetimes: Lifetimes) {
       if (!row || row.revokedAt || row.client.revokedAt) return false;
       return {
         accessToken,
+        tokenId: row.id,
         accessTokenExpiresAt: row.accessTokenExpiresAt,
         scope: row.scope,
         client: toClient(row.client),
@@ -121,6 +122,14 @@ export interface TokenResponse {
   status: number;
   headers: Record<string, string>;
   body: Record<string, unknown>;
+}
+
+/** An access token's user, and the token's row and expiry (a WebSocket re-checks it by id and ends at expiry). */
+export interface AccessTokenHolder {
+  id: string;
+  username: string;
+  tokenId: string;
+  expiresAt: Date;
 }
 
 export class OAuthService {
@@ -169,13 +178,19 @@ export class OAuthService {
     }
   }
 
-  /** The user an access token acts for, when it is live and carries the API scope. */
-  async principalForAccessToken(accessToken: string): Promise<{ id: string; username: string } | null> {
+  /** The user an access token acts for, with the token's row and expiry, when it is live and carries the API scope. */
+  async principalForAccessToken(accessToken: string): Promise<AccessTokenHolder | null> {
     const token = await this.model.getAccessToken(accessToken);
     if (!token) return null;
     if (!token.accessTokenExpiresAt || token.accessTokenExpiresAt.getTime() <= Date.now()) return null;
     if (!token.scope?.includes(OAUTH_SCOPE)) return null;
-    return token.user as { id: string; username: string };
+    return { ...(token.user as { id: string; username: string }), tokenId: token.tokenId, expiresAt: token.accessTokenExpiresAt };
+  }
+
+  /** Whether the access token of that row still admits its user: not revoked, its client not revoked, not expired. */
+  async accessTokenStands(tokenId: string): Promise<boolean> {
+    const row = await this.prisma.oAuthToken.findUnique({ where: { id: tokenId }, include: { client: { select: { revokedAt: true } } } });
+    return !!row && !row.revokedAt && !row.client.revokedAt && row.accessTokenExpiresAt.getTime() > Date.now() && row.scope.includes(OAUTH_SCOPE);
   }
 
   /** Forgets tokens that can no longer be used: both halves expired, or revoked, a day ago. */

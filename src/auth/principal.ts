@@ -4,7 +4,21 @@ export interface Principal {
   username: string;
   isSuperuser: boolean;
   scheme: "apikey" | "basic" | "digest" | "bearer";
+  /**
+   * Which credential admitted the caller, so that a long-lived connection can re-check it cheaply
+   * (no password hashing) by its id. Absent on principals the process makes for itself.
+   */
+  credential?: CredentialRef;
 }
+
+/**
+ * An API key by its row; an OAuth access token by its row and expiry; a password (Basic, Digest)
+ * by a fingerprint of the stored hash, which changes whenever the password is set.
+ */
+export type CredentialRef =
+  | { kind: "apikey"; keyId: string }
+  | { kind: "oauth"; tokenId: string; expiresAt: Date }
+  | { kind: "password"; fingerprint: string };
 
 /** The permission names of CONTRACT §1, as stored on memberships and given to createUser. */
 export const PERMISSIONS = ["access_api", "view_data", "edit_data", "view_locations", "edit_locations", "edit_apps"] as const;

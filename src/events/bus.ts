@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
 import { createPubSub } from "@graphql-yoga/subscription";
 import pg from "pg";
+import type { CredentialsChangedEvent } from "../auth/credential.events.ts";
 import type { CaseChangedEvent } from "../cases/case.events.ts";
 import { log } from "../log.ts";
 import type { MultimediaStatus } from "../multimedia/job.events.ts";
@@ -17,6 +18,7 @@ export type Topics = {
   caseChanged: [CaseChangedEvent];
   /** keyed by processing id */
   multimediaProgress: [string, MultimediaStatus];
+  credentialsChanged: [CredentialsChangedEvent];
 };
 
 export type PubSub = ReturnType<typeof createPubSub<Topics>>;

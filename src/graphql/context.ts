@@ -37,15 +37,33 @@ export interface GraphQLContext {
   loaders: { cases: CaseLoaders; locations: LocationLoaders; apps: AppLoaders; multimedia: MultimediaLoaders };
 }
 
+type Loaders = GraphQLContext["loaders"];
+
+/**
+ * Each feature's loaders are made on first use: a subscription (which keeps its context for as long
+ * as it is live) or a query touching one feature builds only what it reads.
+ */
+function lazyLoaders(make: { [K in keyof Loaders]: () => Loaders[K] }): Loaders {
+  const made: Partial<Loaders> = {};
+  const loaders = {} as Loaders;
+  for (const key of Object.keys(make) as (keyof Loaders)[]) {
+    Object.defineProperty(loaders, key, {
+      enumerable: true,
+      get: () => (made[key] ??= make[key]() as never),
+    });
+  }
+  return loaders;
+}
+
 export function createContext(principal: Principal, services: ResolverServices): GraphQLContext {
   return {
     principal,
     services,
-    loaders: {
-      cases: createCaseLoaders(principal, services.caseReads),
-      locations: createLocationLoaders(principal, services.locations),
-      apps: createAppLoaders(services.apps),
-      multimedia: createMultimediaLoaders(services.multimediaJobs),
-    },
+    loaders: lazyLoaders({
+      cases: () => createCaseLoaders(principal, services.caseReads),
+      locations: () => createLocationLoaders(principal, services.locations),
+      apps: () => createAppLoaders(services.apps),
+      multimedia: () => createMultimediaLoaders(services.multimediaJobs),
+    }),
   };
 }

@@ -26,7 +26,7 @@ export async function createGraphQLEndpoint(
   admission: Admission,
 ): Promise<GraphQLEndpoint> {
   const context = (principal: Principal) => createContext(principal, services);
-  const options = { schema, httpServer, admission, config: services.config, context };
+  const options = { schema, httpServer, admission, pubsub: services.pubsub, config: services.config, context };
   const ws = createWsEndpoint(options);
   const http = await createHttpEndpoint(options);
   return {

@@ -6,27 +6,44 @@ import type { Admission } from "../admission/admission.ts";
 import type { Credentials } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
-import type { DomainError } from "../errors.ts";
+import { CREDENTIALS_CHANGED } from "../auth/credential.events.ts";
+import { DomainError } from "../errors.ts";
+import type { PubSub } from "../events/bus.ts";
 import { log } from "../log.ts";
 import { operationDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, rateLimitedError, withCode } from "./errors.ts";
 import { costError, limitRules, operationToRun, queryCost } from "./limits.ts";
+import { TOO_MANY_SUBSCRIPTIONS, WsSessions, type Session } from "./ws-sessions.ts";
 
 /**
  * GraphQL over WebSocket (graphql-ws, `graphql-transport-ws`) on /graphql. Admission as on every
- * transport: the connection is authenticated once (connectionParams.Authorization; a refusal closes
- * it 4403, a database outage 1013), and each subscribe message is one request of the rate limit.
- * No Apollo runs here, so the subscribe step does Apollo's work itself: parse, validate with the
- * same limit rules, pick the operation, check its cost.
+ * transport: the connection is authenticated at connection_init (connectionParams.Authorization; a
+ * refusal closes it 4403, a database outage 1013); each subscribe message re-checks that credential
+ * (gone: close 4403; database out: SERVICE_UNAVAILABLE for that operation) and is one request of
+ * the rate limit; live subscriptions are bounded per socket and per user, and sockets whose
+ * credentials stop standing are closed (ws-sessions.ts). No Apollo runs here, so the subscribe step
+ * does Apollo's work itself: parse, validate with the same limit rules, pick the operation, check
+ * its cost.
  */
 
 export interface WsEndpointOptions {
   schema: GraphQLSchema;
   httpServer: Server;
   admission: Admission;
-  config: Pick<Config, "wsMaxPayloadBytes" | "graphqlMaxCost" | "graphqlMaxDepth" | "graphqlMaxAliases">;
+  /** where "credentials changed" events arrive from every process */
+  pubsub: PubSub;
+  config: Pick<
+    Config,
+    | "wsMaxPayloadBytes"
+    | "graphqlMaxCost"
+    | "graphqlMaxDepth"
+    | "graphqlMaxAliases"
+    | "wsMaxSubscriptionsPerSocket"
+    | "wsMaxSubscriptionsPerUser"
+    | "wsRecheckSeconds"
+  >;
   /** the context of an admitted subscribe message */
   context: (principal: Principal) => GraphQLContext;
 }
@@ -59,16 +76,71 @@ function operationErrors(
   return cost > maxCost ? [costError(cost, maxCost)] : undefined;
 }
 
-export function createWsEndpoint({ schema, httpServer, admission, config, context }: WsEndpointOptions): WsEndpoint {
+/** Errors refused before execution that carry their own code and pass to the client as they are. */
+const REFUSAL_CODES = new Set(["RATE_LIMITED", "SERVICE_UNAVAILABLE", TOO_MANY_SUBSCRIPTIONS]);
+
+/** A refusal of the admission (a DomainError: 503 during an outage) as the error of one operation. */
+function refusal(error: DomainError): GraphQLError {
+  return new GraphQLError(error.message, { extensions: { code: error.code } });
+}
+
+/**
+ * Whether the socket's credential still stands before it runs another operation: undefined when it
+ * does; when it is gone the socket is closing (4403) and the operation gets FORBIDDEN (which the
+ * closing socket no longer sends); a database outage gets SERVICE_UNAVAILABLE, never a pass.
+ */
+async function recheckBeforeOperation(sessions: WsSessions, session: Session): Promise<readonly GraphQLError[] | undefined> {
+  try {
+    if (await sessions.recheck(session)) return undefined;
+  } catch (error) {
+    if (error instanceof DomainError) return [refusal(error)];
+    throw error;
+  }
+  return [new GraphQLError("Your credentials are no longer valid.", { extensions: { code: "FORBIDDEN" } })];
+}
+
+/** Re-checks a user's sockets whenever a process publishes that their credentials changed. */
+function followCredentialChanges(pubsub: PubSub, sessions: WsSessions): () => Promise<void> {
+  const events = pubsub.subscribe(CREDENTIALS_CHANGED);
+  void (async () => {
+    for await (const { userId } of events) void sessions.recheckUser(userId);
+  })().catch((error: unknown) => log.error("credential change listener stopped", { error }));
+  return async () => void (await events.return?.());
+}
+
+/** The periodic safety re-check of every socket, in case an event was missed (WS_RECHECK_SECONDS; 0: none). */
+function periodicRecheck(sessions: WsSessions, seconds: number): () => void {
+  if (seconds <= 0) return () => {};
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    void sessions.recheckAll().finally(() => (running = false));
+  }, seconds * 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** Whether the operation that will run is a subscription (the only kind that holds a slot). */
+function isSubscription(document: DocumentNode, operationName: string | null | undefined): boolean {
+  const operation = operationToRun(document, operationName);
+  return !(operation instanceof GraphQLError) && operation.operation === "subscription";
+}
+
+export function createWsEndpoint({ schema, httpServer, admission, pubsub, config, context }: WsEndpointOptions): WsEndpoint {
   const rules = limitRules(config);
+  const sessions = new WsSessions(admission, { perSocket: config.wsMaxSubscriptionsPerSocket, perUser: config.wsMaxSubscriptionsPerUser });
+  const stopFollowing = followCredentialChanges(pubsub, sessions);
+  const stopRechecking = periodicRecheck(sessions, config.wsRecheckSeconds);
   // A message over maxPayload closes its connection (1009 Message Too Big) before it is buffered whole.
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: config.wsMaxPayloadBytes });
-  const subscriptions = useServer<Record<string, unknown>, { principal?: Principal }>(
+  const subscriptions = useServer<Record<string, unknown>, { session?: Session }>(
     {
       schema,
       async onConnect(ctx) {
         try {
-          ctx.extra.principal = await admission.authenticate(connectionCredentials(ctx.connectionParams));
+          const principal = await admission.authenticate(connectionCredentials(ctx.connectionParams));
+          ctx.extra.session = sessions.open(ctx.extra.socket, principal);
           return true;
         } catch (error) {
           // a database outage is not a refusal: 1013 tells the client to try again later
@@ -78,7 +150,10 @@ export function createWsEndpoint({ schema, httpServer, admission, config, contex
           return false; // closes with 4403 Forbidden
         }
       },
-      async onSubscribe(ctx, _id, payload): Promise<ExecutionArgs | readonly GraphQLError[]> {
+      async onSubscribe(ctx, id, payload): Promise<ExecutionArgs | readonly GraphQLError[]> {
+        const session = ctx.extra.session!;
+        const gone = await recheckBeforeOperation(sessions, session);
+        if (gone) return gone;
         let document: DocumentNode;
         try {
           document = parse(payload.query);
@@ -86,23 +161,38 @@ export function createWsEndpoint({ schema, httpServer, admission, config, contex
           return withCode([error as GraphQLError], "GRAPHQL_PARSE_FAILED");
         }
         // each subscribe message (subscription, query or mutation) is one request of the rate limit
+        const domains = operationDomains(document, payload.operationName, payload.variables);
         try {
-          await admission.rateLimit(ctx.extra.principal!, operationDomains(document, payload.operationName, payload.variables));
+          await admission.rateLimit(session.principal, domains);
         } catch (error) {
           if (error instanceof RateLimitedError) return [rateLimitedError(error)];
+          if (error instanceof DomainError) return [refusal(error)];
           throw error;
         }
         const errors = validate(schema, document, [...specifiedRules, ...rules]);
         if (errors.length) return withCode(errors, "GRAPHQL_VALIDATION_FAILED");
         const refused = operationErrors(schema, document, payload, config.graphqlMaxCost);
         if (refused) return refused;
-        const contextValue = context(ctx.extra.principal!);
+        if (isSubscription(document, payload.operationName)) {
+          const named = domains.filter((d): d is string => typeof d === "string");
+          const tooMany = sessions.reserve(session, id, payload, named);
+          if (tooMany) return [tooMany];
+        }
+        const contextValue = context(session.principal);
         return { schema, document, variableValues: payload.variables ?? undefined, operationName: payload.operationName, contextValue };
       },
       // graphql-ws does not run Apollo's formatError: give subscription errors the same codes.
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : result,
-      onError: (_ctx, _id, _payload, errors) => errors.map((e) => (e.extensions?.code === "RATE_LIMITED" ? e.toJSON() : formatError(e.toJSON(), e))),
+      onError: (_ctx, _id, _payload, errors) =>
+        errors.map((e) => (REFUSAL_CODES.has(String(e.extensions?.code)) ? e.toJSON() : formatError(e.toJSON(), e))),
+      // a subscription that ends (completed by the client, finished, failed) frees its slot
+      onComplete: (ctx, id, payload) => {
+        if (ctx.extra.session) sessions.release(ctx.extra.session, id, payload);
+      },
+      onClose: (ctx) => {
+        if (ctx.extra.session) sessions.closed(ctx.extra.session);
+      },
     },
     wsServer,
   );
@@ -117,6 +207,8 @@ export function createWsEndpoint({ schema, httpServer, admission, config, contex
 
   return {
     async dispose() {
+      stopRechecking();
+      await stopFollowing();
       await subscriptions.dispose();
       await new Promise<void>((resolve) => wsServer.close(() => resolve()));
     },

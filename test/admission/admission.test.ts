@@ -61,6 +61,17 @@ describe("Admission", () => {
     for (let i = 0; i < 5; i++) await expect(a.admit(CREDENTIALS, ["demo"])).resolves.toEqual(PRINCIPAL);
   });
 
+  it("F2: a re-check passes the authenticator's finding through, and maps a database outage to 503: never a pass", async () => {
+    const standing = { principal: PRINCIPAL, grants: new Map([["demo", ["access_api"]]]) };
+    const limiter = RateLimiter.create({ rateLimitRequests: 0, rateLimitWindowSeconds: 60 }, { kind: "pglite", prisma: {} as never });
+    const answers = [standing, null];
+    const a = new Admission({ recheck: async () => answers.shift() } as unknown as Authenticator, limiter);
+    await expect(a.recheck(PRINCIPAL)).resolves.toBe(standing);
+    await expect(a.recheck(PRINCIPAL)).resolves.toBeNull();
+    const down = new Admission({ recheck: () => Promise.reject(outage()) } as unknown as Authenticator, limiter);
+    await expect(down.recheck(PRINCIPAL)).rejects.toMatchObject({ code: "SERVICE_UNAVAILABLE", status: 503 });
+  });
+
   it("reads an HTTP request's credentials as sent (Digest signs the request-target)", () => {
     const req = { headers: { authorization: "Basic eDp5" }, method: "POST", originalUrl: "/a/d/api/case/v2/?limit=1" };
     expect(httpCredentials(req)).toEqual({ authorization: "Basic eDp5", method: "POST", uri: "/a/d/api/case/v2/?limit=1" });

@@ -1,0 +1,11 @@
+/**
+ * The event published whenever what a user may do changes: an API key revoked, the user
+ * deactivated or changed (password, superuser flag), a membership or its permissions changed,
+ * OAuth tokens revoked. Every process re-checks that user's open WebSockets when it hears it.
+ */
+
+export const CREDENTIALS_CHANGED = "credentialsChanged" as const;
+
+export interface CredentialsChangedEvent {
+  userId: string;
+}
