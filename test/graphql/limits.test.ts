@@ -80,14 +80,14 @@ describe("GraphQL limits", () => {
     expect(res.body.errors[0].extensions.code).toBe("QUERY_TOO_COMPLEX");
   });
 
-  it("estimates cost per field: a page of 100 cases is cheap, the same page with each case's children (10 each) is not", async () => {
+  it("estimates cost per field: a page of 100 cases is cheap, the same page with each case's children (first: 100 by default) is not", async () => {
     const cheap = await post('{ cases(domain: "demo", first: 100) { nodes { caseId } } }');
     expect(cheap.status).toBe(200);
     const costly = await post('{ cases(domain: "demo", first: 100) { nodes { caseId children { caseId } } } }');
     expect(costly.status).toBe(400);
-    // 1 + 100 × (nodes 1 + caseId 1 + children 10 × (caseId 1)): a list field multiplies what it selects
+    // 1 + 100 × (nodes 1 + caseId 1 + children (1 + 100 × caseId 1)): a list field multiplies what it selects by its bound
     expect(costly.body.errors[0]).toMatchObject({
-      message: "Query is too expensive: cost 1201 exceeds the limit of 1000.",
+      message: "Query is too expensive: cost 10301 exceeds the limit of 1000.",
       extensions: { code: "QUERY_TOO_COMPLEX" },
     });
   });
