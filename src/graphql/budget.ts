@@ -25,18 +25,10 @@ export interface BudgetLimits {
   maxMs: number;
 }
 
-/**
- * Resolvers of data already loaded (DataLoader's cache) run as one chain of microtasks that never
- * lets the event loop serve anyone else: after this long, an operation yields once.
- */
-const SLICE_MS = 20;
-
 export class ExecutionBudget {
   private objects = 0;
   private deadline = 0;
   private spent: GraphQLError | undefined;
-  private sliceEnd = 0;
-  private yielding: Promise<void> | undefined;
 
   constructor(private readonly limits: BudgetLimits) {
     this.restart();
@@ -46,21 +38,7 @@ export class ExecutionBudget {
   restart(): void {
     this.objects = 0;
     this.deadline = performance.now() + this.limits.maxMs;
-    this.sliceEnd = performance.now() + SLICE_MS;
     this.spent = undefined;
-  }
-
-  /**
-   * Once the operation has run for a slice, a promise that resolves after the event loop has served
-   * others (setImmediate runs after pending I/O); every resolver of the operation waits for it.
-   */
-  turn(): Promise<void> | undefined {
-    if (this.yielding || performance.now() < this.sliceEnd) return this.yielding;
-    this.yielding = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-      this.yielding = undefined;
-      this.sliceEnd = performance.now() + SLICE_MS;
-    });
-    return this.yielding;
   }
 
   /** The error that aborted the operation, once the budget is spent. */
@@ -113,31 +91,22 @@ function objectCount(value: unknown): number {
 
 type BudgetContext = { budget?: ExecutionBudget };
 
-type Resolver = GraphQLFieldResolver<unknown, BudgetContext>;
-
-/** Runs `resolve` if the budget allows, and charges what it returns. */
-function charged(budget: ExecutionBudget, resolve: Resolver, ...call: Parameters<Resolver>): unknown {
-  budget.check();
-  const value = resolve(...call);
-  if (!(value instanceof Promise)) {
-    budget.charge(objectCount(value));
-    return value;
-  }
-  return value.then((resolved) => {
-    budget.charge(objectCount(resolved));
-    return resolved;
-  });
-}
-
-/** A resolver under the operation's budget, which waits its turn when the operation has run for a slice. */
-function budgeted(resolve: Resolver, restart: boolean): Resolver {
+/** A resolver that checks the budget before it runs and charges what it returns. */
+function budgeted(resolve: GraphQLFieldResolver<unknown, BudgetContext>, restart: boolean): GraphQLFieldResolver<unknown, BudgetContext> {
   return (source, args, context, info) => {
     const budget = context?.budget;
     if (!budget) return resolve(source, args, context, info);
     if (restart) budget.restart();
-    const turn = budget.turn();
-    if (!turn) return charged(budget, resolve, source, args, context, info);
-    return turn.then(() => charged(budget, resolve, source, args, context, info));
+    budget.check();
+    const value = resolve(source, args, context, info);
+    if (!(value instanceof Promise)) {
+      budget.charge(objectCount(value));
+      return value;
+    }
+    return value.then((resolved) => {
+      budget.charge(objectCount(resolved));
+      return resolved;
+    });
   };
 }
 
