@@ -29,6 +29,10 @@ export interface Config {
   graphqlMaxCost: number;
   /** most aliased fields in one GraphQL document (1,000 aliases of one field cost little each) */
   graphqlMaxAliases: number;
+  /** most objects (each object and list item) one GraphQL operation or subscription event may produce */
+  graphqlMaxResultObjects: number;
+  /** longest one GraphQL operation or subscription event may run, in milliseconds */
+  graphqlMaxExecutionMs: number;
   /** most files in one GraphQL multipart request */
   graphqlUploadMaxFiles: number;
   /** largest WebSocket message on /graphql; a larger one closes that connection (1009) */
@@ -139,6 +143,8 @@ export function loadConfig(env: Env = process.env): Config {
     graphqlMaxDepth: integer(env, "GRAPHQL_MAX_DEPTH", 12, 1),
     graphqlMaxCost: integer(env, "GRAPHQL_MAX_COST", 250_000, 1),
     graphqlMaxAliases: integer(env, "GRAPHQL_MAX_ALIASES", 100, 0),
+    graphqlMaxResultObjects: integer(env, "GRAPHQL_MAX_RESULT_OBJECTS", 50_000, 1),
+    graphqlMaxExecutionMs: integer(env, "GRAPHQL_MAX_EXECUTION_MS", 15_000, 1),
     graphqlUploadMaxFiles: integer(env, "GRAPHQL_UPLOAD_MAX_FILES", 10, 1),
     wsMaxPayloadBytes: integer(env, "WS_MAX_PAYLOAD_BYTES", 1024 * 1024, 1024),
     wsMaxSubscriptionsPerSocket: integer(env, "WS_MAX_SUBSCRIPTIONS_PER_SOCKET", 100, 1),

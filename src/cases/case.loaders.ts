@@ -37,9 +37,12 @@ export function createCaseLoaders(principal: Principal, caseReads: CaseReads) {
 
   return {
     case: (domain: string, caseId: string) => byId.load({ domain, key: caseId }),
-    /** Cases whose index points at the case with the given relationship (children or extensions), by case id. */
-    related: async (domain: string, caseId: string, relationship: string): Promise<CaseRecord[]> => {
-      const links = (await referencing.load({ domain, key: caseId })).filter((r) => r.relationship === relationship);
+    /**
+     * The first `limit` cases whose index points at the case with the given relationship (children
+     * or extensions), by case id: only those are read, however many there are.
+     */
+    related: async (domain: string, caseId: string, relationship: string, limit: number): Promise<CaseRecord[]> => {
+      const links = (await referencing.load({ domain, key: caseId })).filter((r) => r.relationship === relationship).slice(0, limit);
       const records = await byId.loadMany(links.map((r) => ({ domain, key: r.caseId })));
       return records.flatMap((r) => (r && !(r instanceof Error) ? [r] : []));
     },

@@ -2,6 +2,7 @@ import { filter, pipe } from "@graphql-yoga/subscription";
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import type { GraphQLContext } from "../graphql/context.ts";
 import type { DateRangeInput } from "../graphql/date-range.types.ts";
+import { RELATION_LIST, boundedListCost, firstDescription, listSize, perIdCost } from "../graphql/list-bounds.ts";
 import { bulkActions, caseAction, type CaseItem } from "./case.actions.ts";
 import { CASE_CHANGED, type CaseChangedEvent } from "./case.events.ts";
 import { RANGE_OPS, type CaseQuery, type DateField } from "./case.query.ts";
@@ -86,6 +87,12 @@ function itemOf(input: CaseInput | CaseBulkItemInput): CaseItem {
   };
 }
 
+/** What `first` of `children` and `extensions` says: the rest are paged through `cases`. */
+const FIRST_RELATED = firstDescription(
+  RELATION_LIST,
+  "more are not returned: page through them all with cases(filter: {indices: [{name, caseIds}]})",
+);
+
 /** The form's device_id for writes made over GraphQL. */
 const GRAPHQL_DEVICE = "graphql";
 
@@ -137,7 +144,10 @@ export class CaseResolver {
     return record ? toNode(record) : null;
   }
 
-  @Query(() => CaseFetchResultType, { description: "bulk fetch: one entry per requested id, case ids first" })
+  @Query(() => CaseFetchResultType, {
+    description: "bulk fetch: one entry per requested id, case ids first (at most 5000 ids)",
+    complexity: perIdCost("caseIds", "externalIds"),
+  })
   async casesByIds(
     @Arg("domain", () => String) domain: string,
     @Arg("caseIds", () => [String], { nullable: true }) caseIds: string[] | null,
@@ -245,27 +255,45 @@ export class CaseResolver {
   }
 
   @FieldResolver(() => [CaseType], {
-    description: "cases that index this one with relationship child",
-    complexity: ({ childComplexity }) => 10 * childComplexity,
+    description: "cases that index this one with relationship child, by case id",
+    complexity: boundedListCost(RELATION_LIST),
   })
-  async children(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<CaseNode[]> {
-    return (await ctx.loaders.cases.related(c.domain, c.caseId, "child")).map(toNode);
+  async children(
+    @Root() c: CaseNode,
+    @Arg("first", () => Int, { nullable: true, defaultValue: RELATION_LIST.defaultSize, description: FIRST_RELATED }) first: number,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<CaseNode[]> {
+    return (await ctx.loaders.cases.related(c.domain, c.caseId, "child", listSize(first, RELATION_LIST))).map(toNode);
   }
 
   @FieldResolver(() => [CaseType], {
-    description: "cases that index this one with relationship extension",
-    complexity: ({ childComplexity }) => 10 * childComplexity,
+    description: "cases that index this one with relationship extension, by case id",
+    complexity: boundedListCost(RELATION_LIST),
   })
-  async extensions(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<CaseNode[]> {
-    return (await ctx.loaders.cases.related(c.domain, c.caseId, "extension")).map(toNode);
+  async extensions(
+    @Root() c: CaseNode,
+    @Arg("first", () => Int, { nullable: true, defaultValue: RELATION_LIST.defaultSize, description: FIRST_RELATED }) first: number,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<CaseNode[]> {
+    return (await ctx.loaders.cases.related(c.domain, c.caseId, "extension", listSize(first, RELATION_LIST))).map(toNode);
   }
 
   @FieldResolver(() => [FormType], {
     description: "the forms that wrote this case, oldest first",
-    complexity: ({ childComplexity }) => 5 * childComplexity,
+    complexity: boundedListCost(RELATION_LIST),
   })
-  async forms(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<FormType[]> {
-    return ctx.loaders.cases.forms(c.domain, c.caseId);
+  async forms(
+    @Root() c: CaseNode,
+    @Arg("first", () => Int, {
+      nullable: true,
+      defaultValue: RELATION_LIST.defaultSize,
+      description: firstDescription(RELATION_LIST, "later forms are not returned"),
+    })
+    first: number,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<FormType[]> {
+    const size = listSize(first, RELATION_LIST);
+    return (await ctx.loaders.cases.forms(c.domain, c.caseId)).slice(0, size);
   }
 
   @FieldResolver(() => ActorType, { nullable: true, description: "who submitted the form that created the case" })

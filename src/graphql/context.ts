@@ -11,6 +11,7 @@ import type { MultimediaJobService } from "../multimedia/job.service.ts";
 import type { Principal } from "../auth/principal.ts";
 import { createCaseLoaders, type CaseLoaders } from "../cases/case.loaders.ts";
 import { createLocationLoaders, type LocationLoaders } from "../locations/location.loaders.ts";
+import { ExecutionBudget, type BudgetLimits } from "./budget.ts";
 import { createMultimediaLoaders, type MultimediaLoaders } from "../multimedia/multimedia.loaders.ts";
 
 /**
@@ -30,10 +31,11 @@ export interface ResolverServices {
   pubsub: PubSub;
 }
 
-/** What every resolver receives: the checked caller, the domain services, per-request loaders. */
+/** What every resolver receives: the checked caller, the domain services, per-request loaders, the operation's budget. */
 export interface GraphQLContext {
   principal: Principal;
   services: ResolverServices;
+  budget: ExecutionBudget;
   loaders: { cases: CaseLoaders; locations: LocationLoaders; apps: AppLoaders; multimedia: MultimediaLoaders };
 }
 
@@ -55,10 +57,11 @@ function lazyLoaders(make: { [K in keyof Loaders]: () => Loaders[K] }): Loaders 
   return loaders;
 }
 
-export function createContext(principal: Principal, services: ResolverServices): GraphQLContext {
+export function createContext(principal: Principal, services: ResolverServices, limits: BudgetLimits): GraphQLContext {
   return {
     principal,
     services,
+    budget: new ExecutionBudget(limits),
     loaders: lazyLoaders({
       cases: () => createCaseLoaders(principal, services.caseReads),
       locations: () => createLocationLoaders(principal, services.locations),

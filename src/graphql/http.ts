@@ -16,6 +16,7 @@ import type { GraphQLContext } from "./context.ts";
 import { formatError, rateLimitedError, sendGraphQLError } from "./errors.ts";
 import { limitRules } from "./limits.ts";
 import { useCostLimit } from "./plugins/use-cost-limit.ts";
+import { useExecutionBudget } from "./plugins/use-execution-budget.ts";
 import { usePayloadTooLarge } from "./plugins/use-payload-too-large.ts";
 import { useServiceUnavailable } from "./plugins/use-service-unavailable.ts";
 import { useSubscriptionsOverWebSocket } from "./plugins/use-subscriptions-over-websocket.ts";
@@ -101,6 +102,7 @@ export async function createHttpEndpoint({ schema, admission, config, context }:
       ApolloServerPluginCacheControlDisabled(),
       useSubscriptionsOverWebSocket,
       useCostLimit(config.graphqlMaxCost),
+      useExecutionBudget,
       usePayloadTooLarge,
       useServiceUnavailable,
     ],

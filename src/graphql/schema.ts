@@ -1,6 +1,7 @@
 import "reflect-metadata";
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
+import { enforceBudget } from "./budget.ts";
 import { AdminResolver } from "../admin/admin.resolver.ts";
 import { AppResolver } from "../apps/app.resolver.ts";
 import { CaseIndexResolver, CaseResolver } from "../cases/case.resolver.ts";
@@ -24,12 +25,15 @@ export const RESOLVERS = [
  * Subscriptions subscribe through the PubSub of the request's services (after authorising), so the
  * schema does not depend on a process: type-graphql only insists that some PubSub is given.
  */
-export function buildGatewaySchema(): Promise<GraphQLSchema> {
-  return buildSchema({
+export async function buildGatewaySchema(): Promise<GraphQLSchema> {
+  const schema = await buildSchema({
     resolvers: [...RESOLVERS],
     pubSub: createLocalPubSub(),
     validate: false,
   });
+  // every operation runs under its context's budget (objects produced, time)
+  enforceBudget(schema);
+  return schema;
 }
 
 /** The SDL committed as schema.graphql: sorted, so that it changes only when the schema does. */

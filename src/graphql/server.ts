@@ -25,7 +25,8 @@ export async function createGraphQLEndpoint(
   httpServer: Server,
   admission: Admission,
 ): Promise<GraphQLEndpoint> {
-  const context = (principal: Principal) => createContext(principal, services);
+  const { graphqlMaxResultObjects: maxObjects, graphqlMaxExecutionMs: maxMs } = services.config;
+  const context = (principal: Principal) => createContext(principal, services, { maxObjects, maxMs });
   const options = { schema, httpServer, admission, pubsub: services.pubsub, config: services.config, context };
   const ws = createWsEndpoint(options);
   const http = await createHttpEndpoint(options);

@@ -12,6 +12,7 @@ import type { PubSub } from "../events/bus.ts";
 import { log } from "../log.ts";
 import { operationDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
+import { abortedResult } from "./budget.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, rateLimitedError, withCode } from "./errors.ts";
 import { costError, limitRules, operationToRun, queryCost } from "./limits.ts";
@@ -181,9 +182,11 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
         const contextValue = context(session.principal);
         return { schema, document, variableValues: payload.variables ?? undefined, operationName: payload.operationName, contextValue };
       },
-      // graphql-ws does not run Apollo's formatError: give subscription errors the same codes.
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : result,
+      // an operation (or subscription event) whose budget ran out answers its one error, as over HTTP;
+      // graphql-ws does not run Apollo's formatError: give the other errors the same codes.
+      onNext: (_ctx, _id, _payload, args, result) =>
+        abortedResult((args.contextValue as GraphQLContext).budget) ??
+        (result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : result),
       onError: (_ctx, _id, _payload, errors) =>
         errors.map((e) => (REFUSAL_CODES.has(String(e.extensions?.code)) ? e.toJSON() : formatError(e.toJSON(), e))),
       // a subscription that ends (completed by the client, finished, failed) frees its slot

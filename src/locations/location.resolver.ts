@@ -1,6 +1,7 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import { badInput } from "../errors.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
+import { RELATION_LIST, boundedListCost, firstDescription, listSize } from "../graphql/list-bounds.ts";
 import { LocationTypeType, toLocationType } from "./location-type.types.ts";
 import type { LocationBulkReader, LocationFields, LocationRecord } from "./location.model.ts";
 import { locationOrder, modifiedBounds } from "./location.rules.ts";
@@ -45,6 +46,10 @@ const bulkReader: LocationBulkReader<LocationBulkItemInput> = {
   locationId: (item) => item.locationId ?? undefined,
   fields: (item) => locationFields(item),
 };
+
+/** What `first` of `children` and `descendants` says: the rest are paged through `locations`. */
+const FIRST_CHILDREN = firstDescription(RELATION_LIST, "more are not returned: page through them all with locations(filter: {parentLocationId})");
+const FIRST_DESCENDANTS = firstDescription(RELATION_LIST, "the levels nearest this location come first, further ones are not returned");
 
 /** Offsets as opaque cursors. */
 const encodeOffset = (offset: number) => Buffer.from(`offset:${offset}`).toString("base64url");
@@ -144,9 +149,14 @@ export class LocationResolver {
     return parent ? toNode(parent) : null;
   }
 
-  @FieldResolver(() => [LocationType], { complexity: ({ childComplexity }) => 10 * childComplexity })
-  async children(@Root() l: LocationNode, @Ctx() ctx: GraphQLContext): Promise<LocationNode[]> {
-    return (await ctx.loaders.locations.children(l.domain, l.locationId)).map(toNode);
+  @FieldResolver(() => [LocationType], { description: "by name", complexity: boundedListCost(RELATION_LIST) })
+  async children(
+    @Root() l: LocationNode,
+    @Arg("first", () => Int, { nullable: true, defaultValue: RELATION_LIST.defaultSize, description: FIRST_CHILDREN }) first: number,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<LocationNode[]> {
+    const size = listSize(first, RELATION_LIST);
+    return (await ctx.loaders.locations.children(l.domain, l.locationId)).slice(0, size).map(toNode);
   }
 
   @FieldResolver(() => [LocationType], { description: "nearest first, up to the root", complexity: ({ childComplexity }) => 5 * childComplexity })
@@ -156,15 +166,17 @@ export class LocationResolver {
 
   @FieldResolver(() => [LocationType], {
     description: "breadth first, to `depth` levels (all when omitted)",
-    complexity: ({ childComplexity }) => 50 * childComplexity,
+    complexity: boundedListCost(RELATION_LIST),
   })
   async descendants(
     @Root() l: LocationNode,
     @Arg("depth", () => Int, { nullable: true }) depth: number | null,
+    @Arg("first", () => Int, { nullable: true, defaultValue: RELATION_LIST.defaultSize, description: FIRST_DESCENDANTS }) first: number,
     @Ctx() ctx: GraphQLContext,
   ): Promise<LocationNode[]> {
     if (depth !== null && depth < 1) throw badInput("'depth' must be at least 1.");
-    return (await ctx.loaders.locations.descendants(l.domain, l.locationId, depth)).map(toNode);
+    const size = listSize(first, RELATION_LIST);
+    return (await ctx.loaders.locations.descendants(l.domain, l.locationId, depth)).slice(0, size).map(toNode);
   }
 
   @FieldResolver(() => LocationTypeType)

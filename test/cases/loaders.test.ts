@@ -30,13 +30,13 @@ describe("case loaders read through the caller's read scope", () => {
 
     const reader = createCaseLoaders(await principalOf(app.reader.username), app.services.caseReads);
     expect((await reader.case("demo", child.case_id))?.caseName).toBe("child");
-    expect((await reader.related("demo", parent.case_id, "child")).map((c) => c.id)).toEqual([child.case_id]);
+    expect((await reader.related("demo", parent.case_id, "child", 100)).map((c) => c.id)).toEqual([child.case_id]);
     expect(await reader.forms("demo", parent.case_id)).toHaveLength(1);
 
     for (const username of [stranger.username, noViewData.username]) {
       const loaders = createCaseLoaders(await principalOf(username), app.services.caseReads);
       expect(await loaders.case("demo", child.case_id)).toBeNull();
-      expect(await loaders.related("demo", parent.case_id, "child")).toEqual([]);
+      expect(await loaders.related("demo", parent.case_id, "child", 100)).toEqual([]);
       expect(await loaders.forms("demo", parent.case_id)).toEqual([]);
       expect(await loaders.case("nowhere", child.case_id)).toBeNull();
     }

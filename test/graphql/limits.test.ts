@@ -34,6 +34,9 @@ const fragmentBlowUp = (levels: number) =>
 const FULL_CASE =
   "caseId caseName caseType closed dateClosed dateOpened domain externalId indexedOn indices { name caseType caseId relationship } lastModified openedBy { id username } ownerId properties serverLastModified";
 
+/** A case id that names no case. */
+const HUB_ID = "00000000-0000-4000-8000-000000000000";
+
 type Payload = { query: string; operationName?: string; variables?: Record<string, unknown> };
 
 /** The error codes a WebSocket subscribe message gets back, whether as a result or as an error message. */
@@ -80,14 +83,14 @@ describe("GraphQL limits", () => {
     expect(res.body.errors[0].extensions.code).toBe("QUERY_TOO_COMPLEX");
   });
 
-  it("estimates cost per field: a page of 100 cases is cheap, the same page with each case's children (10 each) is not", async () => {
+  it("estimates cost per field: a page of 100 cases is cheap, the same page with each case's children (first: 100 by default) is not", async () => {
     const cheap = await post('{ cases(domain: "demo", first: 100) { nodes { caseId } } }');
     expect(cheap.status).toBe(200);
     const costly = await post('{ cases(domain: "demo", first: 100) { nodes { caseId children { caseId } } } }');
     expect(costly.status).toBe(400);
-    // 1 + 100 × (nodes 1 + caseId 1 + children 10 × (caseId 1)): a list field multiplies what it selects
+    // 1 + 100 × (nodes 1 + caseId 1 + children (1 + 100 × caseId 1)): a list field multiplies what it selects by its bound
     expect(costly.body.errors[0]).toMatchObject({
-      message: "Query is too expensive: cost 1201 exceeds the limit of 1000.",
+      message: "Query is too expensive: cost 10301 exceeds the limit of 1000.",
       extensions: { code: "QUERY_TOO_COMPLEX" },
     });
   });
@@ -197,6 +200,57 @@ describe("GraphQL limits", () => {
     } finally {
       await client.dispose();
     }
+  });
+
+  it("F1: children(first: n) costs n times what it selects, to the limit exactly; first below 1 is BAD_USER_INPUT", async () => {
+    const query = (first: number) => `{ case(domain: "demo", caseId: "${HUB_ID}") { children(first: ${first}) { caseId } } }`;
+    // case 1 + children (1 + first × caseId 1)
+    const within = await post(query(998));
+    expect([within.status, within.body]).toEqual([200, { data: { case: null } }]);
+    const over = await post(query(999));
+    expect([over.status, over.body]).toEqual([
+      400,
+      { errors: [{ message: "Query is too expensive: cost 1001 exceeds the limit of 1000.", extensions: { code: "QUERY_TOO_COMPLEX" } }] },
+    ]);
+    // the other bounded lists price alike: a location's descendants, a case's extensions and forms
+    for (const field of ["extensions(first: 999) { caseId }", "forms(first: 999) { id }"]) {
+      expect(codesOf(await post(`{ case(domain: "demo", caseId: "${HUB_ID}") { ${field} } }`)), field).toEqual(["QUERY_TOO_COMPLEX"]);
+    }
+    expect(codesOf(await post(`{ location(domain: "demo", locationId: "x") { descendants(first: 999) { name } } }`))).toEqual(["QUERY_TOO_COMPLEX"]);
+    const editor = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_data"] });
+    const created = await app
+      .http()
+      .post("/a/demo/api/case/v2/")
+      .set("Authorization", editor.authorization)
+      .send({ case_type: "hub", case_name: "hub", owner_id: "o" });
+    const caseId = created.body.case.case_id;
+    // (first: 1001 would cost more than this app's limit: test/graphql/fan-out.test.ts meets it under the default one)
+    for (const first of [0, -1]) {
+      const res = await post(`{ case(domain: "demo", caseId: "${caseId}") { children(first: ${first}) { caseId } } }`);
+      expect(res.body.errors, String(first)).toEqual([
+        expect.objectContaining({ message: "'first' must be between 1 and 1000.", extensions: { code: "BAD_USER_INPUT" } }),
+      ]);
+    }
+  });
+
+  it("F1: casesByIds costs per requested id, case ids and external ids alike, given inline or as variables", async () => {
+    const ids = Array.from({ length: 250 }, () => HUB_ID);
+    // 1 + 500 ids × (entries 1 + case (1 + caseId 1))
+    const inline = await post(
+      `{ casesByIds(domain: "demo", caseIds: ${JSON.stringify(ids)}, externalIds: ${JSON.stringify(ids)}) { entries { case { caseId } } } }`,
+    );
+    expect([inline.status, inline.body]).toEqual([
+      400,
+      { errors: [{ message: "Query is too expensive: cost 1501 exceeds the limit of 1000.", extensions: { code: "QUERY_TOO_COMPLEX" } }] },
+    ]);
+    const byVariables = await post('query Q($ids: [String!]) { casesByIds(domain: "demo", caseIds: $ids) { entries { case { caseId } } } }', {
+      variables: { ids: [...ids, ...ids] },
+    });
+    expect(byVariables.body.errors).toEqual([
+      { message: "Query is too expensive: cost 1501 exceeds the limit of 1000.", extensions: { code: "QUERY_TOO_COMPLEX" } },
+    ]);
+    const few = await post(`{ casesByIds(domain: "demo", caseIds: ${JSON.stringify(ids.slice(0, 10))}) { missingRecords } }`);
+    expect([few.status, few.body]).toEqual([200, { data: { casesByIds: { missingRecords: 10 } } }]);
   });
 
   it("runs a query within both limits", async () => {

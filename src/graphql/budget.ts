@@ -1,0 +1,134 @@
+import {
+  GraphQLError,
+  defaultFieldResolver,
+  getNamedType,
+  isObjectType,
+  isAbstractType,
+  type GraphQLField,
+  type GraphQLFieldResolver,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+} from "graphql";
+
+/**
+ * A per-operation budget that aborts what the cost estimate let through: the objects an operation
+ * produces (each object and each item of an object list, counted where a resolver returns them)
+ * and its running time. Once either is spent, every further object resolver throws, so the rest of
+ * the operation finishes at once and memory stays bounded; the transport then answers one error
+ * (RESULT_TOO_LARGE or QUERY_TIMEOUT) instead of the partial result.
+ */
+
+export interface BudgetLimits {
+  /** most objects one operation (or one subscription event) may produce */
+  maxObjects: number;
+  /** longest one operation (or one subscription event) may run, in milliseconds */
+  maxMs: number;
+}
+
+export class ExecutionBudget {
+  private objects = 0;
+  private deadline = 0;
+  private spent: GraphQLError | undefined;
+
+  constructor(private readonly limits: BudgetLimits) {
+    this.restart();
+  }
+
+  /** A fresh budget, for the next event of a subscription. */
+  restart(): void {
+    this.objects = 0;
+    this.deadline = performance.now() + this.limits.maxMs;
+    this.spent = undefined;
+  }
+
+  /** The error that aborted the operation, once the budget is spent. */
+  get error(): GraphQLError | undefined {
+    return this.spent;
+  }
+
+  /** Throws once the budget is spent or the time is up. */
+  check(): void {
+    if (this.spent) throw this.spent;
+    if (performance.now() > this.deadline) throw this.spend(timeoutError(this.limits.maxMs));
+  }
+
+  /** Counts `count` more objects; throws when they exceed the budget (and drops them with the throw). */
+  charge(count: number): void {
+    this.check();
+    this.objects += count;
+    if (this.objects > this.limits.maxObjects) throw this.spend(tooLargeError(this.limits.maxObjects));
+  }
+
+  private spend(error: GraphQLError): GraphQLError {
+    this.spent = error;
+    return error;
+  }
+}
+
+function tooLargeError(maxObjects: number): GraphQLError {
+  return new GraphQLError(`Query result is too large: it exceeds the limit of ${maxObjects} objects. Ask for smaller pages or fewer relations.`, {
+    extensions: { code: "RESULT_TOO_LARGE" },
+  });
+}
+
+function timeoutError(maxMs: number): GraphQLError {
+  return new GraphQLError(`Query took too long: it exceeds the limit of ${maxMs} ms. Ask for smaller pages or fewer relations.`, {
+    extensions: { code: "QUERY_TIMEOUT" },
+  });
+}
+
+/** The whole answer of an operation its budget aborted: that one error, no partial data. */
+export function abortedResult(budget: ExecutionBudget | undefined): { data: null; errors: GraphQLFormattedError[] } | undefined {
+  const error = budget?.error;
+  return error ? { data: null, errors: [{ message: error.message, extensions: error.extensions }] } : undefined;
+}
+
+/** How many objects a resolver's value is: each item of a list, one object, none for null. */
+function objectCount(value: unknown): number {
+  if (value === null || value === undefined) return 0;
+  return Array.isArray(value) ? value.length : 1;
+}
+
+type BudgetContext = { budget?: ExecutionBudget };
+
+/** A resolver that checks the budget before it runs and charges what it returns. */
+function budgeted(resolve: GraphQLFieldResolver<unknown, BudgetContext>, restart: boolean): GraphQLFieldResolver<unknown, BudgetContext> {
+  return (source, args, context, info) => {
+    const budget = context?.budget;
+    if (!budget) return resolve(source, args, context, info);
+    if (restart) budget.restart();
+    budget.check();
+    const value = resolve(source, args, context, info);
+    if (!(value instanceof Promise)) {
+      budget.charge(objectCount(value));
+      return value;
+    }
+    return value.then((resolved) => {
+      budget.charge(objectCount(resolved));
+      return resolved;
+    });
+  };
+}
+
+/** Whether a field returns objects (one or a list), which is what the budget counts. */
+function returnsObjects(field: GraphQLField<unknown, unknown>): boolean {
+  const type = getNamedType(field.type);
+  return isObjectType(type) || isAbstractType(type);
+}
+
+/**
+ * Puts every object-returning field of `schema` under the operation's budget (the context's
+ * `budget`). A mutation's root field is left alone: its write is not cut halfway, only what it
+ * selects. A subscription's root field resolves once per event, so it starts each event's budget.
+ */
+export function enforceBudget(schema: GraphQLSchema): void {
+  const mutation = schema.getMutationType();
+  const subscription = schema.getSubscriptionType();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith("__") || type === mutation) continue;
+    for (const field of Object.values(type.getFields())) {
+      if (!returnsObjects(field)) continue;
+      field.resolve = budgeted(field.resolve ?? defaultFieldResolver, type === subscription);
+    }
+  }
+}
