@@ -39,7 +39,7 @@ export interface CasePage {
 export const noIdsRequested = () => badInput("Payload must include 'case_ids' or 'external_ids' fields");
 
 /** The rules of a bulk fetch: some ids, and at most MAX_BULK_IDS. */
-function checkBulkRequest(request: BulkRequest): void {
+export function checkBulkRequest(request: BulkRequest): void {
   if (!request.caseIds.length && !request.externalIds.length) throw noIdsRequested();
   if (request.caseIds.length + request.externalIds.length > MAX_BULK_IDS) {
     throw badInput(`You cannot request more than ${MAX_BULK_IDS} cases per request.`);
@@ -119,6 +119,11 @@ class ReadScope {
   /** The cases of the domain with these ids, by lower-case id (ids that name none are left out). */
   async byIds(caseIds: string[]): Promise<Map<string, CaseRecord>> {
     return this.cases.byIds(this.domain, caseIds);
+  }
+
+  /** The oldest case of the domain with each of these external ids (ids that name none are left out). */
+  async byExternalIds(externalIds: string[]): Promise<Map<string, CaseRecord>> {
+    return this.cases.byExternalIds(this.domain, externalIds);
   }
 
   /** The indices of the domain that point at these cases, ordered by the indexing case's id. */

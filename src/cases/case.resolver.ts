@@ -109,7 +109,7 @@ export class CaseResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseConnectionType> {
     const { caseReads } = ctx.services;
-    const scope = await caseReads.in(ctx.principal, domain);
+    const scope = await ctx.loaders.cases.reads(domain);
     // with `after`, the cursor's query wins (as REST's `cursor` does): filter and first are its own
     const state = after ? caseReads.cursors.decode(after) : { query: caseQueryOf(filter, first), after: undefined };
     const page = await scope.list(state.query, state.after);
@@ -130,7 +130,7 @@ export class CaseResolver {
     @Arg("caseId", () => ID) caseId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseNode | null> {
-    const record = await (await ctx.services.caseReads.in(ctx.principal, domain)).byId(caseId);
+    const record = await (await ctx.loaders.cases.reads(domain)).byId(caseId);
     return record ? toNode(record) : null;
   }
 
@@ -140,7 +140,7 @@ export class CaseResolver {
     @Arg("externalId", () => String) externalId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseNode | null> {
-    const record = await (await ctx.services.caseReads.in(ctx.principal, domain)).byExternalId(externalId);
+    const record = await (await ctx.loaders.cases.reads(domain)).byExternalId(externalId);
     return record ? toNode(record) : null;
   }
 
@@ -154,8 +154,8 @@ export class CaseResolver {
     @Arg("externalIds", () => [String], { nullable: true }) externalIds: string[] | null,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseFetchResultType> {
-    const scope = await ctx.services.caseReads.in(ctx.principal, domain);
-    const entries = await scope.fetch({ caseIds: caseIds ?? [], externalIds: externalIds ?? [] });
+    // through the request's loaders, so that aliased bulk fetches share their queries
+    const entries = await ctx.loaders.cases.fetch(domain, { caseIds: caseIds ?? [], externalIds: externalIds ?? [] });
     const missing = entries.filter((e) => !e.record).length;
     return {
       matchingRecords: entries.length - missing,
@@ -166,7 +166,7 @@ export class CaseResolver {
 
   @Query(() => FormType, { nullable: true })
   async form(@Arg("domain", () => String) domain: string, @Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<FormType | null> {
-    return (await ctx.services.caseReads.in(ctx.principal, domain)).form(id);
+    return (await ctx.loaders.cases.reads(domain)).form(id);
   }
 
   @Mutation(() => CaseWriteResultType)
@@ -218,7 +218,7 @@ export class CaseResolver {
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphQLContext;
       // the permission to read the domain's cases, checked once when the subscription starts
-      await ctx.services.caseReads.in(ctx.principal, args.domain);
+      await ctx.loaders.cases.reads(args.domain);
       return pipe(
         ctx.services.pubsub.subscribe(CASE_CHANGED),
         filter((e: CaseChangedEvent) => e.domain === args.domain && (!args.caseType || e.caseType === args.caseType)),

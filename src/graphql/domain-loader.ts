@@ -43,22 +43,38 @@ export function perDomainLoader<D, V>(
   );
 }
 
+/** The caller's scopes of the domains a request names, each opened once for the whole request. */
+export interface ScopesPerDomain<S> {
+  /** the scope, or the DomainError of its permission check (401/403/404): what a resolver answers */
+  open(domain: string): Promise<S>;
+  /** the scope, or null where the check refuses (nothing in that domain for the caller): what a loader reads through */
+  orNull(domain: string): Promise<S | null>;
+}
+
 /**
  * The caller's scope of each domain (`open`: a service's `in(principal, domain)`), obtained once per
- * request and shared by the loaders that read through it; null where the permission check refuses
- * (there is nothing in that domain for the caller), so every relation is read inside a checked scope.
+ * request and shared by the resolvers and the loaders that read through it, so that 100 aliased
+ * root fields of one domain cost one permission check, and every relation is read inside a checked
+ * scope.
  */
-export function scopePerDomain<S>(open: (domain: string) => Promise<S>): (domain: string) => Promise<S | null> {
-  const scopes = new Map<string, Promise<S | null>>();
-  return (domain) => {
+export function scopePerDomain<S>(open: (domain: string) => Promise<S>): ScopesPerDomain<S> {
+  const scopes = new Map<string, Promise<S>>();
+  const opened = (domain: string): Promise<S> => {
     let found = scopes.get(domain);
     if (!found) {
-      found = open(domain).catch((error: unknown) => {
-        if (error instanceof DomainError) return null;
-        throw error;
-      });
+      found = open(domain);
+      // a refusal is answered by whoever awaits it; the cache itself must not count as unhandled
+      found.catch(() => {});
       scopes.set(domain, found);
     }
     return found;
+  };
+  return {
+    open: opened,
+    orNull: (domain) =>
+      opened(domain).catch((error: unknown) => {
+        if (error instanceof DomainError) return null;
+        throw error;
+      }),
   };
 }

@@ -11,8 +11,9 @@ import type { LocationReadScope, LocationService } from "./location.service.ts";
  */
 
 export function createLocationLoaders(principal: Principal, locations: LocationService) {
-  /** The caller's read scope of a domain; none where they may not read (nothing there for them). */
-  const scope = scopePerDomain<LocationReadScope>((domain) => locations.in(principal, domain));
+  /** The caller's read scope of each domain, checked once per request. */
+  const scopes = scopePerDomain<LocationReadScope>((domain) => locations.in(principal, domain));
+  const scope = scopes.orNull;
 
   const byId = perDomainLoader<LocationReadScope, LocationRecord | null>(
     scope,
@@ -66,6 +67,8 @@ export function createLocationLoaders(principal: Principal, locations: LocationS
   );
 
   return {
+    /** The caller's read scope of the domain, or the 401/403/404 to answer: one check per request. */
+    reads: scopes.open,
     type: (domain: string, typeId: string) => types.load({ domain, key: typeId }),
     location: (domain: string, id: string) => byId.load({ domain, key: id.toLowerCase() }),
     children: (domain: string, id: string) => children.load({ domain, key: id }),

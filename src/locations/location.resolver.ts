@@ -72,7 +72,7 @@ export class LocationResolver {
   ): Promise<LocationConnectionType> {
     if (first < 1 || first > 5000) throw badInput("'first' must be between 1 and 5000.");
     const offset = after ? decodeOffset(after) : 0;
-    const scope = await ctx.services.locations.in(ctx.principal, domain);
+    const scope = await ctx.loaders.locations.reads(domain);
     // an empty orderBy is the default order, as it always was; refused before the dates, as in REST
     const order = locationOrder(orderBy || undefined);
     const page = await scope.list({
@@ -97,7 +97,7 @@ export class LocationResolver {
     @Arg("locationId", () => ID) locationId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<LocationNode | null> {
-    await ctx.services.locations.in(ctx.principal, domain);
+    await ctx.loaders.locations.reads(domain);
     const found = await ctx.loaders.locations.location(domain, locationId);
     return found ? toNode(found) : null;
   }
@@ -108,7 +108,7 @@ export class LocationResolver {
     @Arg("siteCode", () => String) siteCode: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<LocationNode | null> {
-    const found = await (await ctx.services.locations.in(ctx.principal, domain)).bySiteCode(siteCode);
+    const found = await (await ctx.loaders.locations.reads(domain)).bySiteCode(siteCode);
     return found ? toNode(found) : null;
   }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
 import type { Response } from "supertest";
 import { build, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { seedLocationDomain } from "../helpers/locations.ts";
@@ -76,13 +77,27 @@ const graphql = (query: string) => app.http().post("/graphql").set("Authorizatio
  * Runs `heavy`, and once it is under way a simple read of one case: the heavy answer, and how long
  * the simple read took.
  */
+/**
+ * Runs `heavy` while simple reads go one after another for as long as it runs, the first due 20 ms
+ * after it started: `probeMs` is the longest wait of one of them, from the moment it was due (the
+ * server runs in this process, so an event loop that the heavy request blocks delays the sending
+ * too, and that delay is counted).
+ */
 async function withProbe(heavy: () => PromiseLike<Response>): Promise<{ res: Response; probeMs: number }> {
-  const running = Promise.resolve().then(heavy);
+  let done = false;
+  const running = Promise.resolve()
+    .then(heavy)
+    .finally(() => (done = true));
+  let due = performance.now() + 20;
+  let probeMs = 0;
   await new Promise((resolve) => setTimeout(resolve, 20));
-  const started = performance.now();
-  const probe = await app.http().get(`${CASES}${hub}`).set("Authorization", reader.authorization);
-  const probeMs = performance.now() - started;
-  expect(probe.status).toBe(200);
+  do {
+    const probe = await app.http().get(`${CASES}${hub}`).set("Authorization", reader.authorization);
+    const answered = performance.now();
+    probeMs = Math.max(probeMs, answered - due);
+    due = answered;
+    expect(probe.status).toBe(200);
+  } while (!done);
   return { res: await running, probeMs };
 }
 
@@ -110,7 +125,7 @@ describe("F1: fan-out of one request", () => {
     `{ case(domain: "demo", caseId: "${hub}") { ${"children { parent { ".repeat(levels - 1)}children { caseId }${" } }".repeat(levels - 1)} } }`;
 
   // built when each test runs: the hub's id is known only once the data is seeded
-  const shapes: { name: string; heavy: () => PromiseLike<Response>; answer: (res: Response) => void; stalls?: true }[] = [
+  const shapes: { name: string; heavy: () => PromiseLike<Response>; answer: (res: Response) => void }[] = [
     {
       name: "children and parent five levels deep",
       heavy: () => graphql(nested(5)),
@@ -128,9 +143,6 @@ describe("F1: fan-out of one request", () => {
           `{ ${repeat(100, (i) => `a${i}: casesByIds(domain: "demo", caseIds: ${hubIds(20)}) { entries { case { caseId children { caseId } } } }`)} }`,
         ),
       answer: (res) => expect([res.status, codesOf(res)]).toEqual([200, ["RESULT_TOO_LARGE"]]),
-      // Known open: it is refused, but on a loaded machine a concurrent read waits until it ends (5–10 s);
-      // yielding every 20–50 ms inside resolvers did not help and split DataLoader batches. Left to a follow-up.
-      stalls: true,
     },
     {
       name: "100 aliases of the largest page",
@@ -182,7 +194,7 @@ describe("F1: fan-out of one request", () => {
   ];
 
   for (const shape of shapes) {
-    it.skipIf(shape.stalls)(`F1: ${shape.name}: refused or answered, while a simple read answers within 2 s`, async () => {
+    it(`F1: ${shape.name}: refused or answered, while a simple read answers within 2 s`, async () => {
       const { res, probeMs } = await withProbe(shape.heavy);
       shape.answer(res);
       expect(probeMs).toBeLessThan(PROBE_MS);
