@@ -31,7 +31,9 @@ const nonEmpty = text.filter((s) => s.length > 0);
  * Property and index names as the rules accept them, unicode letters and digits included (not
  * astral ones such as 𝔘: XML 1.0 allows them in names, fast-xml-parser's validator does not).
  */
-const xmlName = fc.string({ unit: fc.constantFrom("a", "Z", "_", "-", ".", "1", "é", "µ", "²", "日", "ͅ", "Ω"), minLength: 1, maxLength: 8 }).filter(isXmlName);
+const xmlName = fc
+  .string({ unit: fc.constantFrom("a", "Z", "_", "-", ".", "1", "é", "µ", "²", "日", "ͅ", "Ω"), minLength: 1, maxLength: 8 })
+  .filter(isXmlName);
 
 describe("generated form XML", () => {
   it("parses, and gives back every value and attribute as written (300 random forms)", () => {
@@ -84,7 +86,7 @@ describe("F15: the stored form of a write through the API", () => {
       .http()
       .post("/graphql")
       .set("Authorization", app.editor.authorization)
-      .send({ query: "query($id: ID!) { form(domain: \"demo\", id: $id) { xml } }", variables: { id: res.body.xform_id } });
+      .send({ query: 'query($id: ID!) { form(domain: "demo", id: $id) { xml } }', variables: { id: res.body.xform_id } });
     const xml: string = gql.body.data.form.xml;
     expect(xmlProblem(xml)).toBeUndefined();
     const data = parser.parse(xml).data;
@@ -96,7 +98,8 @@ describe("F15: the stored form of a write through the API", () => {
       .post("/graphql")
       .set("Authorization", app.editor.authorization)
       .send({
-        query: 'mutation($p: JSONObject) { createCase(domain: "demo", input: {caseType: "t", caseName: "n\\u0002", ownerId: "o", properties: $p}) { xformId } }',
+        query:
+          'mutation($p: JSONObject) { createCase(domain: "demo", input: {caseType: "t", caseName: "n\\u0002", ownerId: "o", properties: $p}) { xformId } }',
         variables: { p: { q: "a\u0008b" } },
       });
     const formId = viaGraphQL.body.data.createCase.xformId;
@@ -107,9 +110,14 @@ describe("F15: the stored form of a write through the API", () => {
 
   it("F15: a property name such as µ answers 400 as any invalid name, nothing saved", async () => {
     app = await buildCaseApp();
-    const res = await app.post({ case_type: "t", case_name: "n", owner_id: "o", properties: { "µ": "v" } });
+    const res = await app.post({ case_type: "t", case_name: "n", owner_id: "o", properties: { µ: "v" } });
     expect([res.status, res.body]).toEqual([400, { error: "Error with case property 'µ'. Case property names must be valid XML identifiers." }]);
-    const index = await app.post({ case_type: "t", case_name: "n", owner_id: "o", indices: { "a²": { case_id: "", case_type: "t", relationship: "child" } } });
+    const index = await app.post({
+      case_type: "t",
+      case_name: "n",
+      owner_id: "o",
+      indices: { "a²": { case_id: "", case_type: "t", relationship: "child" } },
+    });
     expect([index.status, index.body]).toEqual([400, { error: "Error with index 'a²'. Index names must be valid XML identifiers." }]);
     expect((await app.get("")).body.matching_records).toBe(0);
   });
