@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { withOffset } from "../helpers/hostile.ts";
 import { buildLocationApp, type LocationTestApp } from "../helpers/locations.ts";
 
 /**
@@ -175,12 +176,8 @@ describe("F8: JSON nested thousands of levels deep in location bodies", () => {
   });
 });
 
-/** The instant `iso` (naive means UTC) written as local time at `minutes` east of UTC. */
-function withOffset(iso: string, minutes: number): string {
-  const local = new Date(Date.parse(`${iso.slice(0, 23)}Z`) + minutes * 60_000).toISOString().slice(0, 23);
-  const abs = Math.abs(minutes);
-  return `${local}${minutes < 0 ? "-" : "+"}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
-}
+/** The instant of a naive (UTC) last_modified, written as local time at `minutes` east of UTC. */
+const local = (naive: string, minutes: number) => withOffset(Date.parse(`${naive.slice(0, 23)}Z`), minutes);
 
 describe("F10: last_modified filters with offsets PostgreSQL does not take (±16:00 to ±23:59)", () => {
   beforeEach(async () => {
@@ -196,7 +193,7 @@ describe("F10: last_modified filters with offsets PostgreSQL does not take (±16
       return res.body.objects.map((l: { name: string }) => l.name);
     };
     for (const minutes of [-(23 * 60 + 59), -20 * 60, -16 * 60, 16 * 60, 23 * 60 + 59]) {
-      const at = encodeURIComponent(withOffset(land.last_modified, minutes));
+      const at = encodeURIComponent(local(land.last_modified, minutes));
       expect(await names(`last_modified.gte=${at}`), `gte ${at}`).toEqual(["Land"]);
       expect(await names(`last_modified.gt=${at}`), `gt ${at}`).toEqual([]);
     }
@@ -211,7 +208,7 @@ describe("F10: last_modified filters with offsets PostgreSQL does not take (±16
       .set("Authorization", app.reader.authorization)
       .send({
         query: 'query($r: DateRange) { locations(domain: "demo", filter: {lastModified: $r}) { totalCount } }',
-        variables: { r: { lte: withOffset(land.last_modified, 23 * 60), gt: "2020-01-01T00:00:00-23:59" } },
+        variables: { r: { lte: local(land.last_modified, 23 * 60), gt: "2020-01-01T00:00:00-23:59" } },
       });
     expect([gql.body.errors, gql.body.data]).toEqual([undefined, { locations: { totalCount: 1 } }]);
   });
