@@ -1,4 +1,4 @@
-import { GraphQLJSONObject } from "graphql-scalars";
+import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { Field, ID, Int, ObjectType } from "type-graphql";
 import type { MultimediaMap } from "./app.service.ts";
 
@@ -15,7 +15,7 @@ export class AppVersionType {
   @Field(() => Date)
   createdAt!: Date;
 
-  @Field(() => GraphQLJSONObject, { description: "the source as imported" })
+  @Field(() => JSONObjectScalar, { description: "the source as imported" })
   source!: Record<string, unknown>;
 }
 

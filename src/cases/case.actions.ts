@@ -2,6 +2,7 @@ import { badInput, DomainError } from "../errors.ts";
 import { isObject } from "../util/json.ts";
 import { pythonStr } from "../util/python.ts";
 import { unstorableReason } from "../util/text.ts";
+import { isXmlElementName } from "../util/xml.ts";
 
 /**
  * The typed write commands of CONTRACT §2 "Writes" and their value rules: pure, before any database
@@ -35,6 +36,11 @@ const TOP_LEVEL = new Set([
   "user_id",
   "date_modified",
 ]);
+/**
+ * The one XML name that properties and indices may not take: JSON objects cannot keep it safely
+ * (assigning it sets the prototype of a plain object instead of adding a key).
+ */
+const RESERVED_NAME = "__proto__";
 const INDEX_KEYS = new Set(["case_id", "external_id", "temporary_id", "case_type", "relationship"]);
 export const RELATIONSHIPS = ["child", "extension"] as const;
 
@@ -105,9 +111,12 @@ export const TEXT_FIELDS = [
 const LENGTH_LIMITED = TEXT_FIELDS.filter(([, name]) => ["case_type", "case_name", "owner_id", "external_id"].includes(name));
 const REQUIRED_ON_CREATE = TEXT_FIELDS.filter(([, name]) => ["case_type", "case_name", "owner_id"].includes(name));
 
-/** Valid XML element name: a letter or _, then letters, digits, _ - .; no colon; not xml…. */
+/**
+ * Valid XML element name: a letter or _, then letters, digits, _ - .; no colon; not xml…; and an
+ * XML 1.0 name (some letters and digits, such as `µ` or `²`, are not), as the form uses it as one.
+ */
 export function isXmlName(name: string): boolean {
-  return /^[\p{L}_][\p{L}\p{N}_.-]*$/u.test(name) && !/^xml/i.test(name);
+  return /^[\p{L}_][\p{L}\p{N}_.-]*$/u.test(name) && !/^xml/i.test(name) && isXmlElementName(name);
 }
 
 export const unknownField = (key: string) => badInput(`'${key}' is not a valid field.`);
@@ -149,6 +158,8 @@ function parseIndices(raw: unknown): IndexChange[] {
   const changes: IndexChange[] = [];
   for (const [name, spec] of Object.entries(raw)) {
     if (!isXmlName(name)) throw badInput(`Error with index '${name}'. Index names must be valid XML identifiers.`);
+    // the same reserved name as for properties: a JSON object cannot keep it safely
+    if (name === RESERVED_NAME) throw badInput(`Error with index '${name}'. This name is reserved.`);
     if (!isObject(spec)) throw badInput(`Error with index '${name}'. An index must be an object.`);
     for (const key of Object.keys(spec)) {
       if (!INDEX_KEYS.has(key)) throw unknownField(key);
@@ -184,8 +195,7 @@ function parseProperties(raw: unknown): Record<string, string> {
   for (const [key, value] of Object.entries(raw)) {
     if (!isXmlName(key)) throw badInput(`Error with case property '${key}'. Case property names must be valid XML identifiers.`);
     if (TOP_LEVEL.has(key)) throw badInput(`Error with case property '${key}'. This must be specified at the top level.`);
-    // JSON objects cannot keep this name safely (it is the prototype accessor of every object).
-    if (key === "__proto__") throw badInput(`Error with case property '${key}'. This name is reserved.`);
+    if (key === RESERVED_NAME) throw badInput(`Error with case property '${key}'. This name is reserved.`);
     checkText(key, value);
   }
   return raw as Record<string, string>;

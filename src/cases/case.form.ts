@@ -1,4 +1,5 @@
 import { caseDate } from "../util/dates.ts";
+import { xmlText } from "../util/xml.ts";
 import type { CaseFields } from "./case.actions.ts";
 
 /**
@@ -14,8 +15,8 @@ export interface CaseBlock {
   caseId: string;
   created: boolean;
   fields: CaseFields;
-  /** index targets resolved to case ids, by index name (null: removed) */
-  indices: Record<string, { caseId: string; caseType: string; relationship: string } | null>;
+  /** index targets resolved to case ids, by index name (null: removed); a Map, as the names are the client's */
+  indices: Map<string, { caseId: string; caseType: string; relationship: string } | null>;
 }
 
 export interface FormMeta {
@@ -31,6 +32,8 @@ export interface FormMeta {
 // 100-case bulk write the generic builder cost about as much as the rest of the request's own code.
 // \r is written as a character reference because XML parsers turn a literal one into \n; in
 // attribute values they also turn tabs and newlines into spaces, so those are references there.
+// Characters XML cannot carry at all (C0 controls, U+FFFE/U+FFFF) become U+FFFD, as in the Location
+// API's XML: the stored form must stay well formed whatever a value holds.
 const ESCAPES: Record<string, string> = {
   "&": "&amp;",
   "<": "&lt;",
@@ -41,8 +44,8 @@ const ESCAPES: Record<string, string> = {
   "\n": "&#10;",
   "\t": "&#9;",
 };
-const escape = (value: string) => value.replace(/[&<>"'\r]/g, (c) => ESCAPES[c]!);
-const escapeAttribute = (value: string) => value.replace(/[&<>"'\r\n\t]/g, (c) => ESCAPES[c]!);
+const escape = (value: string) => xmlText(value).replace(/[&<>"'\r]/g, (c) => ESCAPES[c]!);
+const escapeAttribute = (value: string) => xmlText(value).replace(/[&<>"'\r\n\t]/g, (c) => ESCAPES[c]!);
 const attribute = (name: string, value: string) => ` ${name}="${escapeAttribute(value)}"`;
 /** An element with already-written content; empty content makes an empty-element tag. */
 const element = (name: string, content: string, attributes = "") =>
@@ -59,7 +62,7 @@ function block(b: CaseBlock, meta: FormMeta, dateModified: string): string {
   update += leaf("external_id", fields.externalId);
   for (const [name, value] of Object.entries(fields.properties)) update += leaf(name, value);
   if (update) content += `<update>${update}</update>`;
-  const indices = Object.entries(b.indices);
+  const indices = [...b.indices];
   if (indices.length) {
     content += element(
       "index",

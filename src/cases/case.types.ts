@@ -1,4 +1,4 @@
-import { GraphQLJSONObject } from "graphql-scalars";
+import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { DateRangeInput } from "../graphql/date-range.types.ts";
 
@@ -63,7 +63,7 @@ export class CaseType {
   @Field(() => Date, { nullable: true })
   dateClosed!: Date | null;
 
-  @Field(() => GraphQLJSONObject, { description: "case properties: name to string value" })
+  @Field(() => JSONObjectScalar, { description: "case properties: name to string value" })
   properties!: Record<string, string>;
 }
 
@@ -270,10 +270,10 @@ export class CaseInput {
   @Field(() => String, { nullable: true })
   externalId?: string | null;
 
-  @Field(() => GraphQLJSONObject, { nullable: true, description: "property name to string value" })
+  @Field(() => JSONObjectScalar, { nullable: true, description: "property name to string value" })
   properties?: Record<string, unknown> | null;
 
-  @Field(() => GraphQLJSONObject, {
+  @Field(() => JSONObjectScalar, {
     nullable: true,
     description: "index name to {case_id | external_id | temporary_id, case_type, relationship}",
   })

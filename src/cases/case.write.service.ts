@@ -168,11 +168,12 @@ export class CaseWrites {
     const submissionErrors: string[] = [];
     for (const p of plan) {
       try {
-        const indices: CaseBlock["indices"] = {};
+        const indices: CaseBlock["indices"] = new Map();
         for (const change of p.fields.indices) {
-          indices[change.name] = change.target
-            ? { caseId: resolve(change.target.ref), caseType: change.target.caseType, relationship: change.target.relationship }
-            : null;
+          indices.set(
+            change.name,
+            change.target ? { caseId: resolve(change.target.ref), caseType: change.target.caseType, relationship: change.target.relationship } : null,
+          );
         }
         state.set(p.caseId, applyChange(state.get(p.caseId), p, indices, domain.name, meta.receivedOn));
         blocks.push({ caseId: p.caseId, created: p.created && !blocks.some((b) => b.caseId === p.caseId), fields: p.fields, indices });
@@ -301,7 +302,7 @@ export class CaseWrites {
     // Each index a block named ends either removed or set to the case's final target; the two sets
     // are disjoint, so one DELETE and one INSERT … ON CONFLICT can run side by side.
     const changed = new Map<string, { caseId: string; name: string }>();
-    for (const b of blocks) for (const name of Object.keys(b.indices)) changed.set(`${b.caseId}\u0000${name}`, { caseId: b.caseId, name });
+    for (const b of blocks) for (const name of b.indices.keys()) changed.set(`${b.caseId}\u0000${name}`, { caseId: b.caseId, name });
     const removed: { caseId: string; name: string }[] = [];
     const set: ({ caseId: string } & CaseRecord["indices"][number])[] = [];
     for (const { caseId, name } of changed.values()) {
@@ -395,8 +396,8 @@ function applyChange(previous: CaseRecord | undefined, p: Planned, indices: Case
     next.closed = true;
     next.dateClosed = now;
   }
-  const kept = base.indices.filter((i) => !(i.name in indices));
-  const added = Object.entries(indices).flatMap(([name, t]) =>
+  const kept = base.indices.filter((i) => !indices.has(i.name));
+  const added = [...indices].flatMap(([name, t]) =>
     t ? [{ name, referencedId: t.caseId, referencedType: t.caseType, relationship: t.relationship }] : [],
   );
   next.indices = [...kept, ...added];

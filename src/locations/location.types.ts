@@ -1,4 +1,4 @@
-import { GraphQLJSONObject } from "graphql-scalars";
+import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { DateRangeInput } from "../graphql/date-range.types.ts";
 
@@ -24,7 +24,7 @@ export class LocationType {
   @Field(() => String, { nullable: true, description: "a decimal string" })
   longitude!: string | null;
 
-  @Field(() => GraphQLJSONObject)
+  @Field(() => JSONObjectScalar)
   locationData!: Record<string, string>;
 
   @Field(() => Date)
@@ -96,7 +96,7 @@ export class LocationInput {
   @Field(() => String, { nullable: true })
   longitude?: string | null;
 
-  @Field(() => GraphQLJSONObject, { nullable: true })
+  @Field(() => JSONObjectScalar, { nullable: true })
   locationData?: Record<string, unknown> | null;
 
   @Field(() => String, { nullable: true })

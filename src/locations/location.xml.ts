@@ -1,4 +1,5 @@
 import { XMLBuilder } from "fast-xml-parser";
+import { xmlText } from "../util/xml.ts";
 
 /**
  * The XML of the Location API (Tastypie's format): one element per field; integers, booleans,
@@ -17,13 +18,6 @@ function node(value: unknown): unknown {
   if (typeof value === "object") return { "@type": "hash", ...fields(value as Record<string, unknown>) };
   return { "#text": xmlText(String(value)) };
 }
-
-/**
- * XML 1.0 cannot carry C0 controls other than tab, LF and CR, nor U+FFFE/U+FFFF, not even as
- * character references: they become U+FFFD, so that the document stays well formed (JSON keeps them).
- */
-const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
-const xmlText = (text: string) => text.replace(NOT_XML_CHAR, "\uFFFD");
 
 /**
  * Names that JavaScript XML parsers refuse as element names (prototype pollution guards), so that

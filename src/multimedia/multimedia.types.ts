@@ -1,4 +1,4 @@
-import { GraphQLJSONObject } from "graphql-scalars";
+import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { Field, ID, Int, ObjectType } from "type-graphql";
 
 /** GraphQL shapes of multimedia: the files an app maps, its references, and the upload jobs. */
@@ -71,6 +71,6 @@ export class MultimediaJobType {
   @Field(() => [String])
   errors!: string[];
 
-  @Field(() => GraphQLJSONObject, { nullable: true, description: "the REST result fields, once complete" })
+  @Field(() => JSONObjectScalar, { nullable: true, description: "the REST result fields, once complete" })
   result!: Record<string, unknown> | null;
 }

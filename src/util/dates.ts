@@ -17,7 +17,7 @@ export function naiveDate(date: Date): string {
 
 /**
  * A filter value: a day (`YYYY-MM-DD`, which covers the whole day) or an instant (ISO 8601
- * datetime, with or without offset; naive means UTC). Bounds are ISO strings with full precision.
+ * datetime, with or without offset; naive means UTC). Bounds are UTC strings with full precision.
  */
 export type DateValue = { kind: "day"; start: string; end: string } | { kind: "instant"; at: string };
 
@@ -41,6 +41,32 @@ const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 /** `YYYY-MM-DDT00:00:00Z`, also for year 10000 (toISOString would give `+010000-…`, which PostgreSQL refuses). */
 const midnight = (date: Date) => `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}T00:00:00Z`;
 
+/**
+ * A numeric offset in minutes east of UTC, or undefined when it is not one. ISO 8601 offsets run
+ * from -23:59 to +23:59 (`+24:00` and minutes past 59 are not offsets); `-00:00` is UTC (RFC 3339's
+ * "offset unknown" names the same instant).
+ */
+function offsetMinutes(offset: string): number | undefined {
+  const sign = offset[0] === "-" ? -1 : 1;
+  const digits = offset.slice(1).replace(":", "");
+  const hours = Number(digits.slice(0, 2));
+  const minutes = digits.length > 2 ? Number(digits.slice(2)) : 0;
+  if (hours > 23 || minutes > 59) return undefined;
+  return sign * (hours * 60 + minutes);
+}
+
+/**
+ * An instant as PostgreSQL reads it, in UTC: the database accepts offsets only up to ±15:59, so
+ * every offset is applied here. Years before 1 are written as BC years (ISO's year 0 is 1 BC),
+ * which PostgreSQL reads; years past 9999 are written out in full, as `midnight` does.
+ */
+function utcInstant(date: Date, micros: string): string {
+  const year = date.getUTCFullYear();
+  const clock = `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}.${micros}`;
+  const day = `${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}`;
+  return year >= 1 ? `${pad(year, 4)}-${day}T${clock}Z` : `${pad(1 - year, 4)}-${day} ${clock}+00 BC`;
+}
+
 export function parseDateValue(value: string): DateValue {
   const fail = () => badInput(`Cannot parse datetime '${value}'`);
   const day = DAY.exec(value);
@@ -54,17 +80,11 @@ export function parseDateValue(value: string): DateValue {
   const [y, mo, d, h, mi] = dt.slice(1, 6).map(Number);
   const s = dt[6] === undefined ? 0 : Number(dt[6]);
   if (!validDay(y, mo, d) || h > 23 || mi > 59 || s > 59) throw fail();
+  const offset = dt[8] === undefined || dt[8].toUpperCase() === "Z" ? 0 : offsetMinutes(dt[8]);
+  if (offset === undefined) throw fail();
+  const local = utcDay(y, mo, d).getTime() + ((h * 60 + mi) * 60 + s) * 1000;
   const micros = (dt[7] ?? "").padEnd(6, "0");
-  let offset = (dt[8] ?? "Z").toUpperCase();
-  if (offset !== "Z") {
-    const sign = offset[0];
-    const digits = offset.slice(1).replace(":", "");
-    const oh = Number(digits.slice(0, 2));
-    const om = digits.length > 2 ? Number(digits.slice(2)) : 0;
-    if (oh > 23 || om > 59) throw fail();
-    offset = `${sign}${pad(oh)}:${pad(om)}`;
-  }
-  return { kind: "instant", at: `${dt[1]}-${dt[2]}-${dt[3]}T${pad(h)}:${pad(mi)}:${pad(s)}.${micros}${offset}` };
+  return { kind: "instant", at: utcInstant(new Date(local - offset * 60_000), micros) };
 }
 
 export type RangeOp = "gt" | "gte" | "lt" | "lte";

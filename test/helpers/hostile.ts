@@ -494,3 +494,30 @@ export class StatusTally {
 
 /** Any NUL or unpaired surrogate, as JSON text writes them. */
 export const UNSTORABLE_JSON = /\\u0000|\\ud[89a-f][0-9a-f]{2}/i;
+
+// ---- deep nesting and date offsets (issue #12: F8, F10) -----------------------------------------
+
+/**
+ * JSON text of a value nested `depth` levels deep (1 to 10,000), as a list `[[…]]` or an object
+ * `{"a":{"a":…}}`: written as text, since JSON.stringify itself recurses.
+ */
+export const deepValueText: fc.Arbitrary<{ depth: number; text: string }> = fc
+  .tuple(fc.oneof(fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 50 }), fc.integer({ min: 5_000, max: 10_000 })), fc.boolean())
+  .map(([depth, objects]) => ({
+    depth,
+    text: objects ? '{"a":'.repeat(depth) + "1" + "}".repeat(depth) : "[".repeat(depth) + "]".repeat(depth),
+  }));
+
+/** An offset in minutes east of UTC: any ±HH:MM from -23:59 to +23:59, the extremes more often. */
+export const offsetMinutes: fc.Arbitrary<number> = fc.oneof(
+  fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }),
+  fc.integer({ min: 16 * 60, max: 23 * 60 + 59 }).chain((m) => fc.constantFrom(m, -m)),
+  fc.constantFrom(0, -(23 * 60 + 59), 23 * 60 + 59, 16 * 60, -16 * 60, 15 * 60 + 59),
+);
+
+/** The instant `ms` written as local time at `minutes` east of UTC, `YYYY-MM-DDTHH:MM:SS.mmm±HH:MM`. */
+export function withOffset(ms: number, minutes: number): string {
+  const local = new Date(ms + minutes * 60_000).toISOString().slice(0, 23);
+  const abs = Math.abs(minutes);
+  return `${local}${minutes < 0 ? "-" : "+"}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
+}

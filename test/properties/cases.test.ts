@@ -18,6 +18,10 @@ import {
   wrongValue,
   StatusTally,
   NO_RATE_LIMIT,
+  deepValueText,
+  offsetMinutes,
+  withOffset,
+  badGraphQLAnswer,
   type RawResponse,
 } from "../helpers/hostile.ts";
 
@@ -38,6 +42,8 @@ const N = {
   upsert: 100,
   bulk: 80,
   rawBodies: 120,
+  deepValues: 60,
+  dateOffsets: 60,
 };
 export const CASE_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
 
@@ -292,6 +298,98 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
         },
       ),
       runs(N.rawBodies),
+    );
+  });
+
+  it(`F8: ${N.deepValues} values nested 1 to 10,000 deep in every JSON-valued field (REST and GraphQL): 400, echo cut, nothing saved`, async () => {
+    current = "F8 deep values";
+    const fields = (deep: string): [string, string, string][] => [
+      ["POST", "", `{"case_type":"t","case_name":"n","owner_id":"o","properties":{"p":${deep}}}`],
+      ["POST", "", `{"case_type":"t","case_name":"n","owner_id":"o","properties":${deep}}`],
+      ["POST", "", `{"case_type":"t","case_name":"n","owner_id":"o","indices":${deep}}`],
+      ["POST", "", `{"case_type":"t","case_name":"n","owner_id":"o","indices":{"parent":${deep}}}`],
+      ["POST", "", `{"case_type":"t","case_name":"n","owner_id":"o","indices":{"parent":{"case_id":${deep}}}}`],
+      ["POST", "", `{"case_type":"t","case_name":"n","owner_id":"o","close":${deep}}`],
+      ["POST", "", `{"case_type":${deep},"case_name":"n","owner_id":"o"}`],
+      ["PUT", existing[0].case_id, `{"owner_id":${deep}}`],
+      ["PUT", "ext/ext-2/", `{"external_id":${deep}}`],
+      ["PUT", "", `[{"case_type":"t","case_name":"n","owner_id":"o","create":${deep}}]`],
+      ["POST", "", `[{"case_type":"t","case_name":"n","owner_id":"o","create":true,"temporary_id":${deep}}]`],
+      ["POST", "bulk-fetch/", `{"case_ids":${deep}}`],
+      ["POST", "bulk-fetch/", `{"case_ids":["x"],"external_ids":[${deep}]}`],
+    ];
+    const mutations = [
+      'mutation($v: JSONObject) { createCase(domain: "demo", input: {caseType: "t", caseName: "n", ownerId: "o", properties: $v}) { xformId } }',
+      'mutation($v: JSONObject) { createCase(domain: "demo", input: {caseType: "t", caseName: "n", ownerId: "o", indices: $v}) { xformId } }',
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        deepValueText,
+        fc.nat(fields("").length - 1),
+        fc.nat(mutations.length - 1),
+        fc.boolean(),
+        async ({ text }, field, mutation, nested) => {
+          const before = await snapshot(app.db);
+          const [method, path, body] = fields(text)[field];
+          const res = await send(method, path, body);
+          const shown = `${method} ${path} ${body.slice(0, 200)}`;
+          expect(badAnswer(res, "case"), shown).toBeUndefined();
+          if (!path.startsWith("bulk-fetch")) expect(res.status, shown).toBe(400);
+          expect(res.text.length, shown).toBeLessThan(2_000);
+          const variable = nested ? `{"p":${text}}` : text;
+          const gql = await rawRequest(base, {
+            method: "POST",
+            path: "/graphql",
+            headers: { Authorization: editor.authorization, "Content-Type": "application/json" },
+            body: `{"query":${JSON.stringify(mutations[mutation])},"variables":{"v":${variable}}}`,
+          });
+          tally.add(current, gql.status);
+          expect(badGraphQLAnswer(gql), variable.slice(0, 200)).toBeUndefined();
+          expect((gql.json as { errors?: unknown[] }).errors?.length, gql.text.slice(0, 300)).toBe(1);
+          expect(changedTables(before, await snapshot(app.db))).toEqual([]);
+        },
+      ),
+      runs(N.deepValues),
+    );
+  });
+
+  it(`F10: ${N.dateOffsets} date filters at any offset from -23:59 to +23:59 bound the cases' instants exactly (REST and GraphQL)`, async () => {
+    current = "F10 date offsets";
+    const all = await send("GET", "?limit=5000");
+    const cases = (all.json as { cases: { case_id: string; last_modified: string; date_opened: string }[] }).cases;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...cases),
+        offsetMinutes,
+        fc.constantFrom(-1, 0, 1),
+        fc.constantFrom("gt", "gte", "lt", "lte"),
+        fc.constantFrom("last_modified", "date_opened"),
+        async (pivot, minutes, deltaMs, op, field) => {
+          const at = Date.parse(pivot[field as "last_modified"]) + deltaMs;
+          const value = withOffset(at, minutes);
+          const holds = (t: number) => (op === "gt" ? t > at : op === "gte" ? t >= at : op === "lt" ? t < at : t <= at);
+          const expected = cases.filter((c) => holds(Date.parse(c[field as "last_modified"]))).map((c) => c.case_id);
+          const res = await send("GET", `?limit=5000&${field}.${op}=${encodeURIComponent(value)}`);
+          expect(res.status, `${field}.${op}=${value}: ${res.text.slice(0, 200)}`).toBe(200);
+          const got = (res.json as { cases: { case_id: string }[] }).cases.map((c) => c.case_id);
+          expect(got.filter((id) => cases.some((c) => c.case_id === id)).sort(), `${field}.${op}=${value}`).toEqual(expected.sort());
+          if (field !== "last_modified") return;
+          const gql = await rawRequest(base, {
+            method: "POST",
+            path: "/graphql",
+            headers: { Authorization: editor.authorization, "Content-Type": "application/json" },
+            body: JSON.stringify({
+              query: 'query($r: DateRange) { cases(domain: "demo", filter: {lastModified: $r}, first: 5000) { nodes { caseId } } }',
+              variables: { r: { [op]: value } },
+            }),
+          });
+          tally.add(current, gql.status);
+          expect(badGraphQLAnswer(gql)).toBeUndefined();
+          const nodes = (gql.json as { data: { cases: { nodes: { caseId: string }[] } } }).data.cases.nodes.map((n) => n.caseId);
+          expect(nodes.filter((id) => cases.some((c) => c.case_id === id)).sort(), `GraphQL lastModified.${op}=${value}`).toEqual(expected.sort());
+        },
+      ),
+      runs(N.dateOffsets),
     );
   });
 

@@ -18,6 +18,10 @@ import {
   StatusTally,
   wrongValue,
   NO_RATE_LIMIT,
+  deepValueText,
+  offsetMinutes,
+  withOffset,
+  badGraphQLAnswer,
   type RawResponse,
 } from "../helpers/hostile.ts";
 
@@ -35,6 +39,8 @@ const N = {
   update: 120,
   bulk: 100,
   rawBodies: 100,
+  deepValues: 50,
+  dateOffsets: 50,
 };
 export const LOCATION_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
 
@@ -228,6 +234,87 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
         async ([method, path], body) => checkWrite(method, path(), body),
       ),
       runs(N.rawBodies),
+    );
+  });
+
+  it(`F8: ${N.deepValues} values nested 1 to 10,000 deep in every JSON-valued field (REST and GraphQL): 400, echo cut, nothing saved`, async () => {
+    current = "F8 deep values";
+    const bodies = (deep: string): [string, string, string][] => [
+      ["POST", "", `{"name":${deep},"location_type_code":"country"}`],
+      ["POST", "", `{"name":"N","location_type_code":${deep}}`],
+      ["POST", "", `{"name":"N","location_type_code":"country","latitude":${deep}}`],
+      ["POST", "", `{"name":"N","location_type_code":"country","longitude":${deep}}`],
+      ["POST", "", `{"name":"N","location_type_code":"country","site_code":${deep}}`],
+      ["POST", "", `{"name":"N","location_type_code":"country","location_data":${deep}}`],
+      ["POST", "", `{"name":"N","location_type_code":"country","location_data":{"k":${deep}}}`],
+      ["PUT", ids[1], `{"parent_location_id":${deep}}`],
+      ["PUT", ids[1], `{"latitude":${deep}}`],
+      ["PATCH", "", `{"objects":[{"location_id":${deep}}]}`],
+      ["PATCH", "", `{"objects":[{"name":"N","location_type_code":"zone","site_code":${deep}}]}`],
+      ["PATCH", "", `{"objects":[${deep}]}`],
+    ];
+    await fc.assert(
+      fc.asyncProperty(deepValueText, fc.nat(bodies("").length - 1), fc.boolean(), async ({ text }, which, nested) => {
+        const before = await snapshot(app.db);
+        const [method, path, body] = bodies(text)[which];
+        const res = await send(method, path, body);
+        const shown = `${method} ${path} ${body.slice(0, 200)}`;
+        expect(badAnswer(res, "location"), shown).toBeUndefined();
+        expect(res.status, shown).toBe(400);
+        expect(res.text.length, shown).toBeLessThan(2_000);
+        const variable = nested ? `{"k":${text}}` : text;
+        const gql = await rawRequest(base, {
+          method: "POST",
+          path: "/graphql",
+          headers: { Authorization: editor.authorization, "Content-Type": "application/json" },
+          body: `{"query":"mutation($d: JSONObject) { createLocation(domain: \\"demo\\", input: {name: \\"N\\", locationTypeCode: \\"country\\", locationData: $d}) { locationId } }","variables":{"d":${variable}}}`,
+        });
+        tally.add(current, gql.status);
+        expect(badGraphQLAnswer(gql), variable.slice(0, 200)).toBeUndefined();
+        expect((gql.json as { errors?: unknown[] }).errors?.length, gql.text.slice(0, 300)).toBe(1);
+        expect(changedTables(before, await snapshot(app.db))).toEqual([]);
+      }),
+      runs(N.deepValues),
+    );
+  });
+
+  it(`F10: ${N.dateOffsets} last_modified filters at any offset from -23:59 to +23:59 bound the instants exactly (REST and GraphQL)`, async () => {
+    current = "F10 date offsets";
+    const all = await send("GET", "?format=json&limit=0");
+    const locations = (all.json as { objects: { location_id: string; last_modified: string }[] }).objects;
+    const instant = (naive: string) => Date.parse(`${naive.slice(0, 23)}Z`);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...locations),
+        offsetMinutes,
+        fc.constantFrom(-1, 0, 1),
+        fc.constantFrom("gt", "gte", "lt", "lte"),
+        async (pivot, minutes, deltaMs, op) => {
+          const at = instant(pivot.last_modified) + deltaMs;
+          const value = withOffset(at, minutes);
+          const holds = (t: number) => (op === "gt" ? t > at : op === "gte" ? t >= at : op === "lt" ? t < at : t <= at);
+          const expected = locations.filter((l) => holds(instant(l.last_modified))).map((l) => l.location_id);
+          const known = (id: string) => locations.some((l) => l.location_id === id);
+          const res = await send("GET", `?format=json&limit=0&last_modified.${op}=${encodeURIComponent(value)}`);
+          expect(res.status, `last_modified.${op}=${value}: ${res.text.slice(0, 200)}`).toBe(200);
+          const got = (res.json as { objects: { location_id: string }[] }).objects.map((l) => l.location_id).filter(known);
+          expect(got.sort(), `last_modified.${op}=${value}`).toEqual([...expected].sort());
+          const gql = await rawRequest(base, {
+            method: "POST",
+            path: "/graphql",
+            headers: { Authorization: editor.authorization, "Content-Type": "application/json" },
+            body: JSON.stringify({
+              query: 'query($r: DateRange) { locations(domain: "demo", filter: {lastModified: $r}, first: 5000) { nodes { locationId } } }',
+              variables: { r: { [op]: value } },
+            }),
+          });
+          tally.add(current, gql.status);
+          expect(badGraphQLAnswer(gql)).toBeUndefined();
+          const nodes = (gql.json as { data: { locations: { nodes: { locationId: string }[] } } }).data.locations.nodes.map((n) => n.locationId);
+          expect(nodes.filter(known).sort(), `GraphQL lastModified.${op}=${value}`).toEqual([...expected].sort());
+        },
+      ),
+      runs(N.dateOffsets),
     );
   });
 
