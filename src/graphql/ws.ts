@@ -1,8 +1,9 @@
-import type { Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import type { Admission } from "../admission/admission.ts";
+import { clientAddress } from "../admission/client-address.ts";
 import type { Credentials } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
@@ -17,7 +18,7 @@ import { costError, limitRules, operationToRun, queryCost } from "./limits.ts";
 /**
  * GraphQL over WebSocket (graphql-ws, `graphql-transport-ws`) on /graphql. Admission as on every
  * transport: the connection is authenticated once (connectionParams.Authorization; a refusal closes
- * it 4403, a database outage 1013), and each subscribe message is one request of the rate limit.
+ * it 4403, too many failed password logins 4429, a database outage 1013), and each subscribe message is one request of the rate limit.
  * No Apollo runs here, so the subscribe step does Apollo's work itself: parse, validate with the
  * same limit rules, pick the operation, check its cost.
  */
@@ -36,10 +37,18 @@ export interface WsEndpoint {
   dispose(): Promise<void>;
 }
 
+/** Closes a connection whose client has too many failed password logins (like HTTP's 429). */
+export const WS_CLOSE_TOO_MANY_LOGINS = 4429;
+
 /** What authentication reads of a connection: its Authorization parameter, as a GET of /graphql. */
-function connectionCredentials(params: Record<string, unknown> | undefined): Credentials {
+function connectionCredentials(params: Record<string, unknown> | undefined, request: IncomingMessage): Credentials {
   const authorization = params?.Authorization ?? params?.authorization;
-  return { authorization: typeof authorization === "string" ? authorization : undefined, method: "GET", uri: "/graphql" };
+  return {
+    authorization: typeof authorization === "string" ? authorization : undefined,
+    method: "GET",
+    uri: "/graphql",
+    address: clientAddress(request),
+  };
 }
 
 /**
@@ -68,13 +77,14 @@ export function createWsEndpoint({ schema, httpServer, admission, config, contex
       schema,
       async onConnect(ctx) {
         try {
-          ctx.extra.principal = await admission.authenticate(connectionCredentials(ctx.connectionParams));
+          ctx.extra.principal = await admission.authenticate(connectionCredentials(ctx.connectionParams, ctx.extra.request));
           return true;
         } catch (error) {
           // a database outage is not a refusal: 1013 tells the client to try again later
           if ((error as DomainError).code === "SERVICE_UNAVAILABLE") {
             ctx.extra.socket.close(1013, "Service unavailable, try again later");
           }
+          if (error instanceof RateLimitedError) ctx.extra.socket.close(WS_CLOSE_TOO_MANY_LOGINS, "Too many failed login attempts");
           return false; // closes with 4403 Forbidden
         }
       },
