@@ -46,6 +46,12 @@ export interface Config {
   /** requests per user and domain per window, across REST, GraphQL and subscriptions (0: no limit) */
   rateLimitRequests: number;
   rateLimitWindowSeconds: number;
+  /** failed password logins per client address per window, before 429 (0: not counted) */
+  loginFailuresPerAddress: number;
+  loginAddressWindowSeconds: number;
+  /** failed password logins per username per window, before 429 (0: not counted) */
+  loginFailuresPerUsername: number;
+  loginUsernameWindowSeconds: number;
   /** how long a stopping server lets in-flight requests finish before it cuts them */
   shutdownGraceSeconds: number;
   logLevel: "silent" | "error" | "info";
@@ -152,6 +158,10 @@ export function loadConfig(env: Env = process.env): Config {
     wsRecheckSeconds: integer(env, "WS_RECHECK_SECONDS", 60, 0),
     rateLimitRequests: integer(env, "RATE_LIMIT_REQUESTS", 1200, 0),
     rateLimitWindowSeconds: integer(env, "RATE_LIMIT_WINDOW_SECONDS", 60, 1),
+    loginFailuresPerAddress: integer(env, "LOGIN_FAILURES_PER_ADDRESS", 10, 0),
+    loginAddressWindowSeconds: integer(env, "LOGIN_ADDRESS_WINDOW_SECONDS", 60, 1),
+    loginFailuresPerUsername: integer(env, "LOGIN_FAILURES_PER_USERNAME", 50, 0),
+    loginUsernameWindowSeconds: integer(env, "LOGIN_USERNAME_WINDOW_SECONDS", 900, 1),
     shutdownGraceSeconds: integer(env, "SHUTDOWN_GRACE_SECONDS", 10, 0),
     logLevel: logLevel(env.LOG_LEVEL),
     publicUrl: publicUrl(env.PUBLIC_URL),

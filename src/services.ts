@@ -18,6 +18,7 @@ import { DatabaseBlobStore, FileBlobStore, type BlobStore } from "./multimedia/b
 import { JobQueue } from "./multimedia/job.queue.ts";
 import { MultimediaJobService } from "./multimedia/job.service.ts";
 import { MultimediaWorker } from "./multimedia/worker.ts";
+import { LoginThrottle } from "./rate-limit/login-throttle.service.ts";
 import { RateLimiter } from "./rate-limit/rate-limit.service.ts";
 
 /**
@@ -41,7 +42,7 @@ export interface Services {
   jobQueue: JobQueue;
   multimediaJobs: MultimediaJobService;
   worker: MultimediaWorker;
-  /** releases what the services hold besides the database (job queue, event listener, rate-limit timer) */
+  /** releases what the services hold besides the database (job queue, event listener, rate-limit timers) */
   close(): Promise<void>;
 }
 
@@ -49,7 +50,9 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const prisma = db.prisma;
   const digestKey = await serverSecret(prisma, "digest-nonce-key");
   const digest = new DigestAuth(prisma, config.authRealm, digestKey, config.digestNonceTtlSeconds * 1000);
-  const oauth = new OAuthService(prisma, config);
+  // failed password logins, throttled before any hashing; shared by every process on PostgreSQL
+  const loginThrottle = LoginThrottle.create(config, db);
+  const oauth = new OAuthService(prisma, config, loginThrottle);
   const events: EventBus = db.url ? await postgresEventBus(db.url) : localEventBus();
   const pubsub = events.pubsub;
   const blobs: BlobStore = db.url ? new DatabaseBlobStore(db.url, path.join(config.dataDir, "tmp")) : new FileBlobStore(config.dataDir);
@@ -62,7 +65,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   return {
     config,
     pubsub,
-    admission: new Admission(new Authenticator(prisma, config.authRealm, digest, oauth), rateLimiter),
+    admission: new Admission(new Authenticator(prisma, config.authRealm, digest, oauth, loginThrottle), rateLimiter),
     oauth,
     digest,
     admin: new AdminService(prisma, config.authRealm, pubsub),
@@ -77,6 +80,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     worker: new MultimediaWorker(multimediaJobs, apps, blobs, jobQueue, config),
     async close() {
       rateLimiter.close();
+      loginThrottle.close();
       await jobQueue.close();
       await events.close();
       await blobs.close();

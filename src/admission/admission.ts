@@ -1,6 +1,7 @@
 import type { Authenticator, Credentials, Standing } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { RateLimiter } from "../rate-limit/rate-limit.service.ts";
+import { clientAddress } from "./client-address.ts";
 import { answerFor } from "./error-mapping.ts";
 
 /**
@@ -25,7 +26,10 @@ export class Admission {
     return this.limiter.enabled;
   }
 
-  /** The caller, or a DomainError: 401 (with WWW-Authenticate challenges), 503, 500. */
+  /**
+   * The caller, or a DomainError: 401 (with WWW-Authenticate challenges), 429 when too many
+   * password logins failed (a RateLimitedError, before any password is hashed), 503, 500.
+   */
   async authenticate(credentials: Credentials): Promise<Principal> {
     try {
       return await this.authenticator.authenticate(credentials);
@@ -67,6 +71,11 @@ export class Admission {
 }
 
 /** The credentials of an HTTP request (REST or GraphQL): a Digest response signs the request-target as sent. */
-export function httpCredentials(req: { headers: { authorization?: string }; method: string; originalUrl: string }): Credentials {
-  return { authorization: req.headers.authorization, method: req.method, uri: req.originalUrl };
+export function httpCredentials(req: {
+  headers: { authorization?: string };
+  method: string;
+  originalUrl: string;
+  socket: { remoteAddress?: string };
+}): Credentials {
+  return { authorization: req.headers.authorization, method: req.method, uri: req.originalUrl, address: clientAddress(req) };
 }

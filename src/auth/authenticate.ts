@@ -1,6 +1,7 @@
 import { BASIC } from "http-auth-utils";
 import type { Prisma } from "../db/client.ts";
 import { DomainError } from "../errors.ts";
+import type { LoginThrottle } from "../rate-limit/login-throttle.service.ts";
 import { DigestAuth } from "./digest.ts";
 import { OAuthService } from "./oauth.ts";
 import type { CredentialRef, Principal } from "./principal.ts";
@@ -12,6 +13,8 @@ export interface Credentials {
   method: string;
   /** the request-target as sent (path and query), which a Digest response signs */
   uri: string;
+  /** the client's address, whose failed password logins are throttled */
+  address?: string;
 }
 
 /**
@@ -25,7 +28,9 @@ export interface Standing {
 
 /**
  * Checks the four schemes of CONTRACT §1 and yields a Principal, or throws a 401 DomainError whose
- * `challenges` go out as WWW-Authenticate headers.
+ * `challenges` go out as WWW-Authenticate headers. A password-bearing scheme (Basic, Digest) is
+ * first admitted by the login throttle: over its budget of failures, a 429 RateLimitedError (no
+ * challenges), before any password is hashed.
  */
 export class Authenticator {
   constructor(
@@ -33,6 +38,7 @@ export class Authenticator {
     private readonly realm: string,
     private readonly digest: DigestAuth,
     private readonly oauth: OAuthService,
+    private readonly throttle: LoginThrottle,
   ) {}
 
   challenges(stale = false): string[] {
@@ -53,7 +59,7 @@ export class Authenticator {
       case "apikey":
         return this.apiKey(rest);
       case "basic":
-        return this.basic(rest);
+        return this.basic(rest, credentials);
       case "digest":
         return this.digestAuth(rest, credentials);
       case "bearer":
@@ -122,7 +128,8 @@ export class Authenticator {
     return this.principal(row.user, "apikey", { kind: "apikey", keyId: row.id });
   }
 
-  private async basic(rest: string): Promise<Principal> {
+  /** A wrong password (or an unknown user) is counted as a failed login of that username and address. */
+  private async basic(rest: string, credentials: Credentials): Promise<Principal> {
     let username: string;
     let password: string;
     try {
@@ -130,17 +137,32 @@ export class Authenticator {
     } catch {
       throw this.refuse("Malformed Basic credentials.");
     }
+    const attempt = await this.throttle.attempt({ address: credentials.address, username });
     const user = await this.activeUser({ username });
-    if (!(await verifyUserPassword(password, user?.passwordHash)) || !user) throw this.refuse();
+    if (!(await verifyUserPassword(password, user?.passwordHash)) || !user) {
+      await attempt.failed();
+      throw this.refuse();
+    }
+    await attempt.succeeded();
     return this.principal(user, "basic", { kind: "password", fingerprint: passwordFingerprint(user.passwordHash) });
   }
 
+  /**
+   * A wrong Digest response is a failed password guess like a wrong Basic password. A stale nonce
+   * (the right response on an expired or reused nonce) is not.
+   */
   private async digestAuth(rest: string, credentials: Credentials): Promise<Principal> {
     const username = this.digest.claimedUsername(rest);
-    const user = username ? await this.activeUser({ username }) : null;
+    if (!username) throw this.refuse();
+    const attempt = await this.throttle.attempt({ address: credentials.address, username });
+    const user = await this.activeUser({ username });
     const outcome = await this.digest.verify(rest, credentials.method, credentials.uri, user);
-    if (outcome.ok && user) return this.principal(user, "digest", { kind: "password", fingerprint: passwordFingerprint(user.passwordHash) });
+    if (outcome.ok && user) {
+      await attempt.succeeded();
+      return this.principal(user, "digest", { kind: "password", fingerprint: passwordFingerprint(user.passwordHash) });
+    }
     const stale = !outcome.ok && outcome.stale;
+    if (!stale) await attempt.failed();
     throw this.refuse(stale ? "Stale nonce: retry with the new challenge." : undefined, stale);
   }
 

@@ -1,4 +1,5 @@
 import express, { type Router } from "express";
+import { clientAddress } from "../admission/client-address.ts";
 import { handler, route } from "../rest/middleware.ts";
 import { restErrorHandler } from "../rest/errors.ts";
 import type { OAuthService } from "./oauth.ts";
@@ -10,7 +11,7 @@ export function oauthRouter(oauth: OAuthService, bodyLimitBytes: number): Router
   router.use("/oauth/token", express.urlencoded({ extended: false, limit: bodyLimitBytes }));
   route(router, "/oauth/token", {
     POST: handler(async (req, res) => {
-      const result = await oauth.token({ method: req.method, headers: req.headers, query: req.query, body: req.body });
+      const result = await oauth.token({ method: req.method, headers: req.headers, query: req.query, body: req.body, address: clientAddress(req) });
       res.status(result.status).set(result.headers).json(result.body);
     }),
   });

@@ -1,5 +1,7 @@
 import OAuth2Server from "@node-oauth/oauth2-server";
 import type { Prisma } from "../db/client.ts";
+import { LOGIN_THROTTLE_MESSAGE, type LoginAttempt, type LoginThrottle } from "../rate-limit/login-throttle.service.ts";
+import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { hashToken, safeEqual, verifyUserPassword } from "./secrets.ts";
 
 /**
@@ -116,6 +118,8 @@ export interface TokenRequest {
   headers: Record<string, string | string[] | undefined>;
   query: Record<string, unknown>;
   body: unknown;
+  /** the client's address, whose failed logins are throttled */
+  address?: string;
 }
 
 export interface TokenResponse {
@@ -132,6 +136,33 @@ export interface AccessTokenHolder {
   expiresAt: Date;
 }
 
+/** The RFC 6749 §5.2 error code of a token request refused for too many failed logins (429). */
+export const TOO_MANY_ATTEMPTS = "too_many_attempts";
+
+function errorResponse(status: number, error: string, description: string, headers: Record<string, string> = {}): TokenResponse {
+  return { status, headers: { "Cache-Control": "no-store", ...headers }, body: { error, error_description: description } };
+}
+
+/**
+ * RFC 6749 §3.2: a parameter may appear once. A repeated form key arrives as an array (and a
+ * caller may hand anything else): refused here, before the library or the model sees it.
+ */
+function nonStringParameter(body: unknown): string | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body !== "object" || Array.isArray(body)) return "";
+  const params = body as Record<string, unknown>;
+  return Object.keys(params).find((name) => typeof params[name] !== "string");
+}
+
+/**
+ * Failed credentials at the token endpoint: a wrong client secret (any grant) or a wrong user
+ * password (password grant). Whatever else is refused checked no secret, and is not counted.
+ */
+function isFailedLogin(error: unknown, grantType: unknown): boolean {
+  if (error instanceof OAuth2Server.InvalidClientError) return true;
+  return error instanceof OAuth2Server.InvalidGrantError && grantType === "password";
+}
+
 export class OAuthService {
   private readonly model: ReturnType<typeof oauthModel>;
   private readonly server: OAuth2Server;
@@ -139,6 +170,7 @@ export class OAuthService {
   constructor(
     private readonly prisma: Prisma,
     lifetimes: Lifetimes,
+    private readonly throttle: LoginThrottle,
   ) {
     this.model = oauthModel(prisma, lifetimes);
     this.server = new OAuth2Server({
@@ -149,33 +181,63 @@ export class OAuthService {
     });
   }
 
-  /** Runs the token endpoint; errors come back in RFC 6749 §5.2 form, never thrown. */
+  /**
+   * Runs the token endpoint; errors come back in RFC 6749 §5.2 form, never thrown: 400
+   * invalid_request for a repeated or non-string parameter, 429 too_many_attempts (with
+   * Retry-After) once the client's address or the username has too many failed logins, checked
+   * before any secret or password is hashed.
+   */
   async token(input: TokenRequest): Promise<TokenResponse> {
+    const invalid = nonStringParameter(input.body);
+    if (invalid !== undefined) {
+      const description = invalid ? `Invalid parameter: \`${invalid}\` must be given once, as a string` : "Invalid request: malformed body";
+      return errorResponse(400, "invalid_request", description);
+    }
+    const body = (input.body ?? {}) as Record<string, string>;
+    let attempt: LoginAttempt;
+    try {
+      const username = body.grant_type === "password" ? body.username : undefined;
+      attempt = await this.throttle.attempt({ address: input.address, username });
+    } catch (error) {
+      if (!(error instanceof RateLimitedError)) throw error;
+      return errorResponse(429, TOO_MANY_ATTEMPTS, LOGIN_THROTTLE_MESSAGE, { "Retry-After": String(error.retryAfter) });
+    }
+    try {
+      const response = await this.issue(input, body);
+      await attempt.succeeded();
+      return response;
+    } catch (error) {
+      if (isFailedLogin(error, body.grant_type)) await attempt.failed();
+      if (error instanceof OAuth2Server.OAuthError) {
+        const headers: Record<string, string> = {};
+        if (error.code === 401) headers["WWW-Authenticate"] = 'Basic realm="oauth"';
+        // The library reports its own server failures as 503/500: those are ours to surface as bugs.
+        if (error.code >= 500) throw error;
+        return errorResponse(error.code, error.name, error.message, headers);
+      }
+      throw error;
+    }
+  }
+
+  /** The library's token grant, answered with an honest expires_in. */
+  private async issue(input: TokenRequest, body: Record<string, string>): Promise<TokenResponse> {
     const request = new OAuth2Server.Request({
       method: input.method,
       headers: input.headers as Record<string, string>,
       query: input.query as Record<string, string>,
-      body: input.body ?? {},
+      body,
     });
     const response = new OAuth2Server.Response({ headers: {} });
-    try {
-      const token = await this.server.token(request, response);
-      // The library floors the remaining lifetime and omits expires_in when that is 0 (a 1 s TTL),
-      // and reports 3599 for 3600: state the lifetime from the stored expiry, rounded up, always.
-      const { access_token, token_type, expires_in: _floored, ...rest } = response.body as Record<string, unknown>;
-      const expiresIn = Math.max(1, Math.ceil((token.accessTokenExpiresAt!.getTime() - Date.now()) / 1000));
-      const body = { access_token, token_type, expires_in: expiresIn, ...rest };
-      return { status: 200, headers: { "Cache-Control": "no-store", Pragma: "no-cache" }, body };
-    } catch (error) {
-      if (error instanceof OAuth2Server.OAuthError) {
-        const headers: Record<string, string> = { "Cache-Control": "no-store" };
-        if (error.code === 401) headers["WWW-Authenticate"] = 'Basic realm="oauth"';
-        // The library reports its own server failures as 503/500: those are ours to surface as bugs.
-        if (error.code >= 500) throw error;
-        return { status: error.code, headers, body: { error: error.name, error_description: error.message } };
-      }
-      throw error;
-    }
+    const token = await this.server.token(request, response);
+    // The library floors the remaining lifetime and omits expires_in when that is 0 (a 1 s TTL),
+    // and reports 3599 for 3600: state the lifetime from the stored expiry, rounded up, always.
+    const { access_token, token_type, expires_in: _floored, ...rest } = response.body as Record<string, unknown>;
+    const expiresIn = Math.max(1, Math.ceil((token.accessTokenExpiresAt!.getTime() - Date.now()) / 1000));
+    return {
+      status: 200,
+      headers: { "Cache-Control": "no-store", Pragma: "no-cache" },
+      body: { access_token, token_type, expires_in: expiresIn, ...rest },
+    };
   }
 
   /** The user an access token acts for, with the token's row and expiry, when it is live and carries the API scope. */

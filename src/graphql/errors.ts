@@ -85,6 +85,12 @@ export function rateLimitedError(error: RateLimitedError): GraphQLError {
   return new GraphQLError(error.message, { extensions: { code: error.code, retryAfter: error.retryAfter } });
 }
 
+/** A request refused whole for a rate limit (its requests, or its failed logins): 429, Retry-After, no data. */
+export function sendRateLimited(res: Response, error: RateLimitedError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.status(error.status).json({ errors: [rateLimitedError(error).toJSON()] });
+}
+
 /** graphql-js gives parse and validation errors no code; over WebSocket nobody else adds one. */
 export function withCode(errors: readonly GraphQLError[], code: string): GraphQLError[] {
   return errors.map(

@@ -13,7 +13,7 @@ import { log } from "../log.ts";
 import { requestDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import type { GraphQLContext } from "./context.ts";
-import { formatError, rateLimitedError, sendGraphQLError } from "./errors.ts";
+import { formatError, sendGraphQLError, sendRateLimited } from "./errors.ts";
 import { limitRules } from "./limits.ts";
 import { useCostLimit } from "./plugins/use-cost-limit.ts";
 import { useExecutionBudget } from "./plugins/use-execution-budget.ts";
@@ -41,7 +41,7 @@ export interface HttpEndpoint {
   stop(): Promise<void>;
 }
 
-/** Admission's first step: the caller, or the refusal (401 with challenges, 503), written by graphqlErrors. */
+/** Admission's first step: the caller, or the refusal (401 with challenges, 429, 503), written by graphqlErrors. */
 function authenticate(admission: Admission): RequestHandler {
   return async (req, res, next) => {
     try {
@@ -70,8 +70,7 @@ function rateLimit(admission: Admission): RequestHandler {
       next();
     } catch (error) {
       if (!(error instanceof RateLimitedError)) return next(error);
-      for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-      res.status(error.status).json({ errors: [rateLimitedError(error).toJSON()] });
+      sendRateLimited(res, error);
     }
   };
 }
@@ -85,6 +84,8 @@ function rateLimit(admission: Admission): RequestHandler {
 const graphqlErrors: ErrorRequestHandler = (error, req, res, _next) => {
   const answer = answerFor(error, { method: req.method, path: req.path });
   if (res.headersSent) return void res.end();
+  // too many failed logins (authentication): the same body as the rate limit's 429
+  if (answer instanceof RateLimitedError) return sendRateLimited(res, answer);
   sendGraphQLError(res, answer.status, answer.status === 400 ? "BAD_REQUEST" : answer.code, answer.message, answer.headers);
 };
 

@@ -1,8 +1,9 @@
-import type { Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import type { Admission } from "../admission/admission.ts";
+import { clientAddress } from "../admission/client-address.ts";
 import type { Credentials } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
@@ -21,7 +22,7 @@ import { TOO_MANY_SUBSCRIPTIONS, WsSessions, type Session } from "./ws-sessions.
 /**
  * GraphQL over WebSocket (graphql-ws, `graphql-transport-ws`) on /graphql. Admission as on every
  * transport: the connection is authenticated at connection_init (connectionParams.Authorization; a
- * refusal closes it 4403, a database outage 1013); each subscribe message re-checks that credential
+ * refusal closes it 4403, too many failed password logins 4429, a database outage 1013); each subscribe message re-checks that credential
  * (gone: close 4403; database out: SERVICE_UNAVAILABLE for that operation) and is one request of
  * the rate limit; live subscriptions are bounded per socket and per user, and sockets whose
  * credentials stop standing are closed (ws-sessions.ts). No Apollo runs here, so the subscribe step
@@ -54,10 +55,18 @@ export interface WsEndpoint {
   dispose(): Promise<void>;
 }
 
+/** Closes a connection whose client has too many failed password logins (like HTTP's 429). */
+export const WS_CLOSE_TOO_MANY_LOGINS = 4429;
+
 /** What authentication reads of a connection: its Authorization parameter, as a GET of /graphql. */
-function connectionCredentials(params: Record<string, unknown> | undefined): Credentials {
+function connectionCredentials(params: Record<string, unknown> | undefined, request: IncomingMessage): Credentials {
   const authorization = params?.Authorization ?? params?.authorization;
-  return { authorization: typeof authorization === "string" ? authorization : undefined, method: "GET", uri: "/graphql" };
+  return {
+    authorization: typeof authorization === "string" ? authorization : undefined,
+    method: "GET",
+    uri: "/graphql",
+    address: clientAddress(request),
+  };
 }
 
 /**
@@ -140,7 +149,7 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
       schema,
       async onConnect(ctx) {
         try {
-          const principal = await admission.authenticate(connectionCredentials(ctx.connectionParams));
+          const principal = await admission.authenticate(connectionCredentials(ctx.connectionParams, ctx.extra.request));
           ctx.extra.session = sessions.open(ctx.extra.socket, principal);
           return true;
         } catch (error) {
@@ -148,6 +157,7 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
           if ((error as DomainError).code === "SERVICE_UNAVAILABLE") {
             ctx.extra.socket.close(1013, "Service unavailable, try again later");
           }
+          if (error instanceof RateLimitedError) ctx.extra.socket.close(WS_CLOSE_TOO_MANY_LOGINS, "Too many failed login attempts");
           return false; // closes with 4403 Forbidden
         }
       },

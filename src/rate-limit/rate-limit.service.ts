@@ -27,15 +27,15 @@ export const RATE_LIMIT_TABLE = "rate_limits";
 /** A request naming more domains is charged in the first this many, plus one point on the user's own budget. */
 const MAX_DOMAINS_COUNTED = 20;
 /** How often a PostgreSQL-mode process deletes counters whose window has ended. */
-const CLEANUP_INTERVAL_MS = 5 * 60 * 1000;
+export const CLEANUP_INTERVAL_MS = 5 * 60 * 1000;
 /** How long requests pass unchecked after the counter store failed, before it is asked again. */
-const STORE_RETRY_MS = 1000;
+export const STORE_RETRY_MS = 1000;
 
 export class RateLimitedError extends DomainError {
   /** seconds until the window ends, as sent in Retry-After */
   readonly retryAfter: number;
-  constructor(retryAfter: number) {
-    super("RATE_LIMITED", RATE_LIMIT_MESSAGE, {}, { "Retry-After": String(retryAfter) });
+  constructor(retryAfter: number, message = RATE_LIMIT_MESSAGE) {
+    super("RATE_LIMITED", message, {}, { "Retry-After": String(retryAfter) });
     this.retryAfter = retryAfter;
   }
 }
@@ -48,7 +48,7 @@ type Row = { points: number; expire: number | null };
  * bigint `expire` as a BigInt here: the limiter does arithmetic with it, so it becomes a number
  * (epoch milliseconds fit exactly).
  */
-function prismaStore(prisma: Database["prisma"]) {
+export function prismaStore(prisma: Database["prisma"]) {
   return {
     async query(q: { text: string; values?: unknown[] }): Promise<{ rows: Row[]; rowCount: number }> {
       const values = q.values ?? [];
@@ -68,6 +68,20 @@ export function rateLimitKey(userId: string, domain: string | undefined): string
   if (domain === undefined) return `${userId}:`;
   const plain = /^[A-Za-z0-9_.-]{1,100}$/.test(domain);
   return `${userId}:${plain ? domain : `#${createHash("sha256").update(domain).digest("hex").slice(0, 40)}`}`;
+}
+
+/**
+ * Deletes the counters of `rate_limits` (any prefix: request budgets, login failures) whose window
+ * ended over a minute ago. Returns how many went.
+ */
+export async function deleteEndedCounters(prisma: Database["prisma"], now = Date.now()): Promise<number> {
+  const { count } = await prisma.rateLimitCounter.deleteMany({ where: { expire: { lt: BigInt(now - 60_000) } } });
+  return count;
+}
+
+/** Seconds a client waits for a counter refused with `msBeforeNext` left in its window (at least 1). */
+export function retryAfterSeconds(msBeforeNext: number): number {
+  return Math.max(1, Math.ceil(msBeforeNext / 1000));
 }
 
 export class RateLimiter {
@@ -90,9 +104,7 @@ export class RateLimiter {
    * next request of that key starts a new window anyway). Returns how many went.
    */
   async purgeExpired(now = Date.now()): Promise<number> {
-    if (!this.prisma) return 0;
-    const { count } = await this.prisma.rateLimitCounter.deleteMany({ where: { expire: { lt: BigInt(now - 60_000) } } });
-    return count;
+    return this.prisma ? deleteEndedCounters(this.prisma, now) : 0;
   }
 
   /** Memory for the embedded database, the shared table for PostgreSQL; none when requests is 0. */
@@ -148,7 +160,7 @@ export class RateLimiter {
         }
       }),
     );
-    if (waitMs >= 0) throw new RateLimitedError(Math.max(1, Math.ceil(waitMs / 1000)));
+    if (waitMs >= 0) throw new RateLimitedError(retryAfterSeconds(waitMs));
   }
 
   private storeFailed(error: unknown): void {

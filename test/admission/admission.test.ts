@@ -72,9 +72,14 @@ describe("Admission", () => {
     await expect(down.recheck(PRINCIPAL)).rejects.toMatchObject({ code: "SERVICE_UNAVAILABLE", status: 503 });
   });
 
-  it("reads an HTTP request's credentials as sent (Digest signs the request-target)", () => {
-    const req = { headers: { authorization: "Basic eDp5" }, method: "POST", originalUrl: "/a/d/api/case/v2/?limit=1" };
-    expect(httpCredentials(req)).toEqual({ authorization: "Basic eDp5", method: "POST", uri: "/a/d/api/case/v2/?limit=1" });
+  it("reads an HTTP request's credentials as sent (Digest signs the request-target) and the client's address", () => {
+    const req = {
+      headers: { authorization: "Basic eDp5" },
+      method: "POST",
+      originalUrl: "/a/d/api/case/v2/?limit=1",
+      socket: { remoteAddress: "192.0.2.7" },
+    };
+    expect(httpCredentials(req)).toEqual({ authorization: "Basic eDp5", method: "POST", uri: "/a/d/api/case/v2/?limit=1", address: "192.0.2.7" });
   });
 });
 

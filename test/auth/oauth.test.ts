@@ -176,6 +176,48 @@ describe("OAuth token endpoint", () => {
     expectOAuthError(res, 400, "invalid_request");
   });
 
+  it("F9: a repeated form key answers 400 invalid_request, never 500, and issues nothing", async () => {
+    const { body: issued } = await passwordGrant();
+    const valid: Record<string, string> = {
+      grant_type: "password",
+      client_id: client.id,
+      client_secret: client.secret,
+      username: user.username,
+      password: user.password,
+      scope: "access_apis",
+      refresh_token: issued.refresh_token,
+    };
+    const tokensBefore = await app.db.prisma.oAuthToken.count();
+    for (const repeated of Object.keys(valid)) {
+      const form = new URLSearchParams(valid);
+      form.append(repeated, repeated === "client_id" ? "another-client" : "another-value");
+      const res = await app.http().post(TOKEN).type("form").send(form.toString());
+      expect(res.status, repeated).toBe(400);
+      expect(res.headers["cache-control"]).toBe("no-store");
+      expect(res.text, repeated).toBe(
+        `{"error":"invalid_request","error_description":"Invalid parameter: \`${repeated}\` must be given once, as a string"}`,
+      );
+    }
+    // the review's reproduction, without any valid client
+    const bare = await app.http().post(TOKEN).type("form").send("grant_type=client_credentials&client_id=x&client_id=y&client_secret=z");
+    expect(bare.status).toBe(400);
+    expect(bare.body).toEqual({ error: "invalid_request", error_description: "Invalid parameter: `client_id` must be given once, as a string" });
+    expect(await app.db.prisma.oAuthToken.count()).toBe(tokensBefore);
+  });
+
+  it("F9: a non-string parameter handed to the service is refused before the model sees it", async () => {
+    const call = (body: unknown) =>
+      app.services.oauth.token({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, query: {}, body });
+    for (const value of [["a", "b"], { nested: "x" }, 7, null, true]) {
+      expect(await call({ grant_type: "password", username: value, password: "x" })).toEqual({
+        status: 400,
+        headers: { "Cache-Control": "no-store" },
+        body: { error: "invalid_request", error_description: "Invalid parameter: `username` must be given once, as a string" },
+      });
+    }
+    expect((await call(["grant_type=password"])).body).toEqual({ error: "invalid_request", error_description: "Invalid request: malformed body" });
+  });
+
   it("refresh_token grant issues a new pair and rotates: the old refresh token and the old access token stop working", async () => {
     const first = (await passwordGrant()).body;
     const res = await tokenRequest({ grant_type: "refresh_token", refresh_token: first.refresh_token });

@@ -1,0 +1,246 @@
+import { createHash } from "node:crypto";
+import { isIPv4, isIPv6 } from "node:net";
+import { RateLimiterMemory, RateLimiterPostgres, type RateLimiterAbstract } from "rate-limiter-flexible";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/client.ts";
+import { log } from "../log.ts";
+import {
+  CLEANUP_INTERVAL_MS,
+  deleteEndedCounters,
+  prismaStore,
+  RATE_LIMIT_TABLE,
+  RateLimitedError,
+  retryAfterSeconds,
+  STORE_RETRY_MS,
+} from "./rate-limit.service.ts";
+
+/**
+ * Failed password logins (issue #12, F7): every password-bearing attempt (Basic on REST, GraphQL
+ * and WebSocket, Digest, the OAuth token endpoint) is admitted here BEFORE any password is hashed,
+ * so that guessing and scrypt CPU exhaustion are bounded.
+ *
+ * Two budgets of failures, fixed windows, counted in the same store as the request rate limit
+ * (memory on the embedded database, the shared `rate_limits` table on PostgreSQL, so that every
+ * process draws on one budget):
+ * - per client address (LOGIN_FAILURES_PER_ADDRESS per LOGIN_ADDRESS_WINDOW_SECONDS): tight, it
+ *   stops one client guessing; an IPv6 client's budget is its /64, which one host usually owns whole;
+ * - per username (LOGIN_FAILURES_PER_USERNAME per LOGIN_USERNAME_WINDOW_SECONDS): larger, it stops
+ *   a distributed guess at one account. So that such an attacker cannot lock the real user out, an
+ *   address that logged in successfully as that user in the last TRUSTED_SECONDS is exempt from
+ *   the username budget (it still has its own address budget).
+ *
+ * Only failures count: an attempt is checked against both budgets before the password is hashed,
+ * and counted after the check failed. Successful logins never draw on a budget, so a client making
+ * many concurrent requests with Basic is never refused for them. (Attempts begun in the same
+ * instant, before any of them failed, are checked against the same count: a client can exceed a
+ * budget by as many guesses as it has in flight once, not again until the window ends.)
+ * A budget of 0 disables it.
+ *
+ * If the counter store fails (the database is restarting), attempts are let through rather than
+ * refused: the login then meets the same outage and gets its 503.
+ */
+export const LOGIN_THROTTLE_MESSAGE = "Too many failed login attempts. Retry later.";
+
+/** How long a successful login exempts its address from that username's budget. */
+export const TRUSTED_SECONDS = 7 * 24 * 3600;
+/** A process writes the same trust again at most this often (Basic logs in on every request). */
+const TRUST_REFRESH_MS = 3600 * 1000;
+/** Trusts this process remembers having written; past this it forgets them all and writes again. */
+const TRUST_MEMO_LIMIT = 10_000;
+
+/** What a password-bearing attempt is known by; either may be unknown (no address on a test socket). */
+export interface LoginAttemptKey {
+  address: string | undefined;
+  username: string | undefined;
+}
+
+/** The outcome of an admitted attempt, reported once the password has been checked. */
+export interface LoginAttempt {
+  /** the password (or Digest response, or client secret) was wrong: one failure in each budget */
+  failed(): Promise<void>;
+  /** the password was right: the address is trusted for the username */
+  succeeded(): Promise<void>;
+}
+
+const NOTHING_TO_REPORT: LoginAttempt = { failed: async () => {}, succeeded: async () => {} };
+
+type LoginThrottleConfig = Pick<
+  Config,
+  "loginFailuresPerAddress" | "loginAddressWindowSeconds" | "loginFailuresPerUsername" | "loginUsernameWindowSeconds"
+>;
+
+/** One budget: a counter store and the keys it is charged by. */
+interface Budget {
+  limiter: RateLimiterAbstract;
+  key: string;
+  /** the username's budget, which a trusted address is exempt from */
+  username: boolean;
+}
+
+export class LoginThrottle {
+  private readonly trustedMemo = new Map<string, number>();
+  private bypassUntil = 0;
+  private lastStoreError = 0;
+  private cleanup: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly byAddress: RateLimiterAbstract | undefined,
+    private readonly byUsername: RateLimiterAbstract | undefined,
+    private readonly trusted: RateLimiterAbstract | undefined,
+    prisma?: Database["prisma"],
+  ) {
+    if (!prisma || (!byAddress && !byUsername)) return;
+    this.cleanup = setInterval(() => void deleteEndedCounters(prisma).catch((error: unknown) => this.storeFailed(error)), CLEANUP_INTERVAL_MS);
+    this.cleanup.unref();
+  }
+
+  static create(config: LoginThrottleConfig, db: Pick<Database, "kind" | "prisma">): LoginThrottle {
+    const store = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract | undefined => {
+      if (points <= 0) return undefined;
+      if (db.kind === "pglite") return new RateLimiterMemory({ keyPrefix, points, duration });
+      return new RateLimiterPostgres({
+        storeClient: prismaStore(db.prisma),
+        storeType: "client",
+        tableName: RATE_LIMIT_TABLE,
+        tableCreated: true,
+        keyPrefix,
+        points,
+        duration,
+        clearExpiredByTimeout: false, // deleteEndedCounters, on our own timer
+      });
+    };
+    const byUsername = store("login-user", config.loginFailuresPerUsername, config.loginUsernameWindowSeconds);
+    return new LoginThrottle(
+      store("login-addr", config.loginFailuresPerAddress, config.loginAddressWindowSeconds),
+      byUsername,
+      byUsername && store("login-ok", 1, TRUSTED_SECONDS),
+      db.kind === "pglite" ? undefined : db.prisma,
+    );
+  }
+
+  /** Stops the cleanup timer (the counters stay in the table for the other processes). */
+  close(): void {
+    clearInterval(this.cleanup);
+    this.cleanup = undefined;
+  }
+
+  /**
+   * Admits one password attempt, or throws a RateLimitedError (429, Retry-After,
+   * LOGIN_THROTTLE_MESSAGE) when its address or username has spent its budget of failures.
+   * Call before hashing; report the outcome on the attempt.
+   */
+  async attempt(key: LoginAttemptKey): Promise<LoginAttempt> {
+    if (Date.now() < this.bypassUntil) return NOTHING_TO_REPORT;
+    const address = key.address === undefined ? undefined : addressBucket(key.address);
+    const budgets = this.budgetsOf(key.username, address);
+    try {
+      const wait = await this.refusal(budgets, key.username, address);
+      if (wait !== undefined) throw new RateLimitedError(retryAfterSeconds(wait), LOGIN_THROTTLE_MESSAGE);
+    } catch (error) {
+      if (error instanceof RateLimitedError) throw error;
+      this.storeFailed(error);
+      return NOTHING_TO_REPORT;
+    }
+    return {
+      failed: () => this.report(async () => void (await Promise.all(budgets.map((b) => b.limiter.penalty(b.key))))),
+      succeeded: () => this.report(() => (key.username === undefined ? Promise.resolve() : this.trust(key.username, address))),
+    };
+  }
+
+  private budgetsOf(username: string | undefined, address: string | undefined): Budget[] {
+    const budgets: Budget[] = [];
+    if (this.byAddress && address !== undefined) budgets.push({ limiter: this.byAddress, key: counterKey(address), username: false });
+    if (this.byUsername && username !== undefined) budgets.push({ limiter: this.byUsername, key: counterKey(username), username: true });
+    return budgets;
+  }
+
+  /** Milliseconds to wait when a budget is spent (the longest wait), else undefined. */
+  private async refusal(budgets: Budget[], username: string | undefined, address: string | undefined): Promise<number | undefined> {
+    const waits = await Promise.all(budgets.map(waitBeforeNext));
+    const spent = budgets.filter((_, i) => waits[i] !== undefined);
+    if (spent.length === 0) return undefined;
+    // over the username's budget alone: an address this user logged in from recently gets through
+    if (spent.every((b) => b.username) && (await this.isTrusted(username!, address))) return undefined;
+    return Math.max(...waits.filter((w) => w !== undefined));
+  }
+
+  private async isTrusted(username: string, address: string | undefined): Promise<boolean> {
+    if (!this.trusted || address === undefined) return false;
+    const res = await this.trusted.get(trustKey(username, address));
+    return res !== null && res.consumedPoints > 0;
+  }
+
+  private async trust(username: string, address: string | undefined): Promise<void> {
+    if (!this.trusted || address === undefined) return;
+    const key = trustKey(username, address);
+    const now = Date.now();
+    if ((this.trustedMemo.get(key) ?? 0) > now) return;
+    await this.trusted.set(key, 1, TRUSTED_SECONDS);
+    if (this.trustedMemo.size >= TRUST_MEMO_LIMIT) this.trustedMemo.clear();
+    this.trustedMemo.set(key, now + TRUST_REFRESH_MS);
+  }
+
+  /** A report that fails (the store is down) must not fail the login it reports on. */
+  private async report(work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      this.storeFailed(error);
+    }
+  }
+
+  private storeFailed(error: unknown): void {
+    this.bypassUntil = Date.now() + STORE_RETRY_MS;
+    if (Date.now() - this.lastStoreError < 1000) return;
+    this.lastStoreError = Date.now();
+    const e = (error ?? {}) as { name?: unknown; code?: unknown; message?: unknown };
+    log.error("login throttle store unavailable; attempt let through", {
+      error: { name: e.name, code: e.code, message: typeof e.message === "string" ? e.message.split("\n")[0].slice(0, 200) : undefined },
+    });
+  }
+}
+
+/** Milliseconds until the budget's window ends when its failures are spent, else undefined. */
+async function waitBeforeNext(budget: Budget): Promise<number | undefined> {
+  const res = await budget.limiter.get(budget.key);
+  return res && res.consumedPoints >= budget.limiter.points ? res.msBeforeNext : undefined;
+}
+
+/** Keys stay short and printable whatever the client sent: anything odd or long is hashed. */
+export function counterKey(value: string): string {
+  return /^[A-Za-z0-9_.@:-]{1,100}$/.test(value) ? value : `#${sha256(value).slice(0, 40)}`;
+}
+
+function trustKey(username: string, address: string): string {
+  return sha256(`${username}\u0000${address}`).slice(0, 40);
+}
+
+function sha256(value: string): string {
+  return createHash("sha256").update(value).digest("hex");
+}
+
+/**
+ * The budget an address draws on: an IPv4 address itself (also when written IPv4-mapped,
+ * `::ffff:1.2.3.4`), the /64 of an IPv6 address (one host is usually given a whole /64, so
+ * counting single IPv6 addresses would give it 2^64 budgets), anything else as it is.
+ */
+export function addressBucket(address: string): string {
+  const plain = address.replace(/%.*$/, "");
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(plain);
+  if (mapped && isIPv4(mapped[1])) return mapped[1];
+  if (!isIPv6(plain)) return plain;
+  return `${expandIPv6(plain).slice(0, 4).join(":")}::/64`;
+}
+
+/** The eight groups of an IPv6 address, without leading zeros ("::" filled with zeros). */
+function expandIPv6(address: string): string[] {
+  const withoutV4 = address.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_m, a, b, c, d) => {
+    const hex = (x: string, y: string) => ((Number(x) << 8) | Number(y)).toString(16);
+    return `${hex(a, b)}:${hex(c, d)}`;
+  });
+  const [head, tail] = withoutV4.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail === undefined ? [] : tail ? tail.split(":") : [];
+  const zeros = tail === undefined ? [] : Array(8 - left.length - right.length).fill("0");
+  return [...left, ...zeros, ...right].map((group) => parseInt(group, 16).toString(16));
+}
