@@ -71,7 +71,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => app.close());
 
-const graphql = (query: string) => app.http().post("/graphql").set("Authorization", reader.authorization).send({ query });
+const postQuery = (query: string) => app.http().post("/graphql").set("Authorization", reader.authorization).send({ query });
 
 /**
  * Runs `heavy`, and once it is under way a simple read of one case: the heavy answer, and how long
@@ -111,7 +111,7 @@ const hubIds = (count: number) => JSON.stringify(Array.from({ length: count }, (
 describe("F1: fan-out of one request", () => {
   it("F1: the review's query (children and parent three levels deep over 300 children) is QUERY_TOO_COMPLEX, and the server answers others meanwhile", async () => {
     const query = `{ case(domain: "demo", caseId: "${hub}") { children { parent { children { parent { children { caseId } } } } } } }`;
-    const { res, probeMs } = await withProbe(() => graphql(query));
+    const { res, probeMs } = await withProbe(() => postQuery(query));
     // case 1 + children (1 + 100 × (parent 1 + children (1 + 100 × (parent 1 + children (1 + 100 × 1)))))
     expect([res.status, res.body]).toEqual([
       400,
@@ -128,40 +128,41 @@ describe("F1: fan-out of one request", () => {
   const shapes: { name: string; heavy: () => PromiseLike<Response>; answer: (res: Response) => void }[] = [
     {
       name: "children and parent five levels deep",
-      heavy: () => graphql(nested(5)),
+      heavy: () => postQuery(nested(5)),
       answer: (res) => expect([res.status, codesOf(res)]).toEqual([400, ["QUERY_TOO_COMPLEX"]]),
     },
     {
       name: "casesByIds with 5,000 copies of the hub, with its children",
-      heavy: () => graphql(`{ casesByIds(domain: "demo", caseIds: ${hubIds(5000)}) { entries { case { children { caseId } } } } }`),
+      heavy: () => postQuery(`{ casesByIds(domain: "demo", caseIds: ${hubIds(5000)}) { entries { case { children { caseId } } } } }`),
       answer: (res) => expect([res.status, codesOf(res)]).toEqual([400, ["QUERY_TOO_COMPLEX"]]),
     },
     {
       name: "100 aliases of casesByIds with 20 copies of the hub and its first 100 children: within the estimate, over the result budget",
       heavy: () =>
-        graphql(
+        postQuery(
           `{ ${repeat(100, (i) => `a${i}: casesByIds(domain: "demo", caseIds: ${hubIds(20)}) { entries { case { caseId children { caseId } } } }`)} }`,
         ),
       answer: (res) => expect([res.status, codesOf(res)]).toEqual([200, ["RESULT_TOO_LARGE"]]),
     },
     {
       name: "100 aliases of the largest page",
-      heavy: () => graphql(`{ ${repeat(100, (i) => `a${i}: cases(domain: "demo", first: 5000) { nodes { caseId caseName } }`)} }`),
+      heavy: () => postQuery(`{ ${repeat(100, (i) => `a${i}: cases(domain: "demo", first: 5000) { nodes { caseId caseName } }`)} }`),
       answer: (res) => expect([res.status, codesOf(res)]).toEqual([400, ["QUERY_TOO_COMPLEX"]]),
     },
     {
       name: "20 aliases of the largest page: answered",
-      heavy: () => graphql(`{ ${repeat(20, (i) => `a${i}: cases(domain: "demo", first: 5000) { nodes { caseId } }`)} }`),
+      heavy: () => postQuery(`{ ${repeat(20, (i) => `a${i}: cases(domain: "demo", first: 5000) { nodes { caseId } }`)} }`),
       answer: (res) => expect([res.status, res.body.errors, res.body.data.a19.nodes.length]).toEqual([200, undefined, 301]),
     },
     {
       name: "every location's descendants' descendants",
-      heavy: () => graphql('{ locations(domain: "demo", first: 5000) { nodes { descendants(first: 1000) { descendants(first: 1000) { name } } } } }'),
+      heavy: () =>
+        postQuery('{ locations(domain: "demo", first: 5000) { nodes { descendants(first: 1000) { descendants(first: 1000) { name } } } } }'),
       answer: (res) => expect([res.status, codesOf(res)]).toEqual([400, ["QUERY_TOO_COMPLEX"]]),
     },
     {
       name: "the descendants of each of 500 locations: answered, 100 at most each",
-      heavy: () => graphql('{ locations(domain: "demo", first: 500) { nodes { name descendants { name } } } }'),
+      heavy: () => postQuery('{ locations(domain: "demo", first: 500) { nodes { name descendants { name } } } }'),
       answer: (res) => {
         expect([res.status, res.body.errors]).toEqual([200, undefined]);
         const lists = res.body.data.locations.nodes.map((n: { descendants: unknown[] }) => n.descendants.length);
@@ -170,7 +171,7 @@ describe("F1: fan-out of one request", () => {
     },
     {
       name: "children(first: 1001)",
-      heavy: () => graphql(`{ case(domain: "demo", caseId: "${hub}") { children(first: 1001) { caseId } } }`),
+      heavy: () => postQuery(`{ case(domain: "demo", caseId: "${hub}") { children(first: 1001) { caseId } } }`),
       answer: (res) =>
         expect(res.body.errors).toEqual([
           expect.objectContaining({ message: "'first' must be between 1 and 1000.", extensions: { code: "BAD_USER_INPUT" } }),
