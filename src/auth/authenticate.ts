@@ -105,10 +105,10 @@ export class Authenticator {
       case undefined:
         return true;
       case "password":
-        return credential.fingerprint === passwordFingerprint(passwordHash);
+        return safeEqual(credential.fingerprint, passwordFingerprint(passwordHash));
       case "apikey": {
-        const key = await this.prisma.apiKey.findUnique({ where: { id: credential.keyId }, select: { userId: true, revokedAt: true } });
-        return !!key && !key.revokedAt && key.userId === userId;
+        const row = await this.prisma.apiKey.findUnique({ where: { id: credential.keyId }, select: { userId: true, revokedAt: true } });
+        return !!row && !row.revokedAt && row.userId === userId;
       }
       case "oauth":
         return this.oauth.accessTokenStands(credential.tokenId);

@@ -8,6 +8,7 @@ import {
   type GraphQLFieldResolver,
   type GraphQLFormattedError,
   type GraphQLSchema,
+  type OperationTypeNode,
 } from "graphql";
 
 /**
@@ -39,6 +40,11 @@ export class ExecutionBudget {
     this.objects = 0;
     this.deadline = performance.now() + this.limits.maxMs;
     this.spent = undefined;
+  }
+
+  /** A fresh clock, objects still counted: a mutation's write is not part of its reading's time. */
+  restartClock(): void {
+    this.deadline = performance.now() + this.limits.maxMs;
   }
 
   /** The error that aborted the operation, once the budget is spent. */
@@ -77,8 +83,15 @@ function timeoutError(maxMs: number): GraphQLError {
   });
 }
 
-/** The whole answer of an operation its budget aborted: that one error, no partial data. */
-export function abortedResult(budget: ExecutionBudget | undefined): { data: null; errors: GraphQLFormattedError[] } | undefined {
+/**
+ * The whole answer of a query or subscription event its budget aborted: that one error, no partial
+ * data. A mutation keeps its answer (its writes happened; the error stands on each field it cut).
+ */
+export function abortedResult(
+  budget: ExecutionBudget | undefined,
+  operation: OperationTypeNode | undefined,
+): { data: null; errors: GraphQLFormattedError[] } | undefined {
+  if (operation === "mutation") return undefined;
   const error = budget?.error;
   return error ? { data: null, errors: [{ message: error.message, extensions: error.extensions }] } : undefined;
 }
@@ -117,18 +130,33 @@ function returnsObjects(field: GraphQLField<unknown, unknown>): boolean {
 }
 
 /**
+ * A mutation's root field: it does not start once the budget is spent (a later mutation of the
+ * document is not run), it is not cut halfway (its write commits whole), and its time does not
+ * count against the reading of what it selects.
+ */
+function budgetedWrite(resolve: GraphQLFieldResolver<unknown, BudgetContext>): GraphQLFieldResolver<unknown, BudgetContext> {
+  return async (source, args, context, info) => {
+    context?.budget?.check();
+    const value = await resolve(source, args, context, info);
+    context?.budget?.restartClock();
+    return value;
+  };
+}
+
+/**
  * Puts every object-returning field of `schema` under the operation's budget (the context's
- * `budget`). A mutation's root field is left alone: its write is not cut halfway, only what it
- * selects. A subscription's root field resolves once per event, so it starts each event's budget.
+ * `budget`); a mutation's root fields as `budgetedWrite` says. A subscription's root field resolves
+ * once per event, so it starts each event's budget.
  */
 export function enforceBudget(schema: GraphQLSchema): void {
   const mutation = schema.getMutationType();
   const subscription = schema.getSubscriptionType();
   for (const type of Object.values(schema.getTypeMap())) {
-    if (!isObjectType(type) || type.name.startsWith("__") || type === mutation) continue;
+    if (!isObjectType(type) || type.name.startsWith("__")) continue;
     for (const field of Object.values(type.getFields())) {
-      if (!returnsObjects(field)) continue;
-      field.resolve = budgeted(field.resolve ?? defaultFieldResolver, type === subscription);
+      const resolve = field.resolve ?? defaultFieldResolver;
+      if (type === mutation) field.resolve = budgetedWrite(resolve);
+      else if (returnsObjects(field)) field.resolve = budgeted(resolve, type === subscription);
     }
   }
 }

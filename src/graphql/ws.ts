@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server } from "node:http";
-import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from "graphql";
+import { GraphQLError, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import type { Admission } from "../admission/admission.ts";
@@ -195,7 +195,7 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
       // an operation (or subscription event) whose budget ran out answers its one error, as over HTTP;
       // graphql-ws does not run Apollo's formatError: give the other errors the same codes.
       onNext: (_ctx, _id, _payload, args, result) =>
-        abortedResult((args.contextValue as GraphQLContext).budget) ??
+        abortedResult((args.contextValue as GraphQLContext).budget, getOperationAST(args.document, args.operationName)?.operation) ??
         (result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : result),
       onError: (_ctx, _id, _payload, errors) =>
         errors.map((e) => (REFUSAL_CODES.has(String(e.extensions?.code)) ? e.toJSON() : formatError(e.toJSON(), e))),

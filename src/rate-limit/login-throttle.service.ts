@@ -3,7 +3,6 @@ import { isIPv4, isIPv6 } from "node:net";
 import { RateLimiterMemory, RateLimiterPostgres, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
-import { log } from "../log.ts";
 import {
   CLEANUP_INTERVAL_MS,
   deleteEndedCounters,
@@ -11,7 +10,7 @@ import {
   RATE_LIMIT_TABLE,
   RateLimitedError,
   retryAfterSeconds,
-  STORE_RETRY_MS,
+  StoreOutage,
 } from "./rate-limit.service.ts";
 
 /**
@@ -79,8 +78,7 @@ interface Budget {
 
 export class LoginThrottle {
   private readonly trustedMemo = new Map<string, number>();
-  private bypassUntil = 0;
-  private lastStoreError = 0;
+  private readonly outage = new StoreOutage("login throttle store unavailable; attempt let through");
   private cleanup: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -90,7 +88,7 @@ export class LoginThrottle {
     prisma?: Database["prisma"],
   ) {
     if (!prisma || (!byAddress && !byUsername)) return;
-    this.cleanup = setInterval(() => void deleteEndedCounters(prisma).catch((error: unknown) => this.storeFailed(error)), CLEANUP_INTERVAL_MS);
+    this.cleanup = setInterval(() => void deleteEndedCounters(prisma).catch((error: unknown) => this.outage.failed(error)), CLEANUP_INTERVAL_MS);
     this.cleanup.unref();
   }
 
@@ -130,7 +128,7 @@ export class LoginThrottle {
    * Call before hashing; report the outcome on the attempt.
    */
   async attempt(key: LoginAttemptKey): Promise<LoginAttempt> {
-    if (Date.now() < this.bypassUntil) return NOTHING_TO_REPORT;
+    if (this.outage.bypassing) return NOTHING_TO_REPORT;
     const address = key.address === undefined ? undefined : addressBucket(key.address);
     const budgets = this.budgetsOf(key.username, address);
     try {
@@ -138,7 +136,7 @@ export class LoginThrottle {
       if (wait !== undefined) throw new RateLimitedError(retryAfterSeconds(wait), LOGIN_THROTTLE_MESSAGE);
     } catch (error) {
       if (error instanceof RateLimitedError) throw error;
-      this.storeFailed(error);
+      this.outage.failed(error);
       return NOTHING_TO_REPORT;
     }
     return {
@@ -185,18 +183,8 @@ export class LoginThrottle {
     try {
       await work();
     } catch (error) {
-      this.storeFailed(error);
+      this.outage.failed(error);
     }
-  }
-
-  private storeFailed(error: unknown): void {
-    this.bypassUntil = Date.now() + STORE_RETRY_MS;
-    if (Date.now() - this.lastStoreError < 1000) return;
-    this.lastStoreError = Date.now();
-    const e = (error ?? {}) as { name?: unknown; code?: unknown; message?: unknown };
-    log.error("login throttle store unavailable; attempt let through", {
-      error: { name: e.name, code: e.code, message: typeof e.message === "string" ? e.message.split("\n")[0].slice(0, 200) : undefined },
-    });
   }
 }
 

@@ -29,7 +29,34 @@ const MAX_DOMAINS_COUNTED = 20;
 /** How often a PostgreSQL-mode process deletes counters whose window has ended. */
 export const CLEANUP_INTERVAL_MS = 5 * 60 * 1000;
 /** How long requests pass unchecked after the counter store failed, before it is asked again. */
-export const STORE_RETRY_MS = 1000;
+const STORE_RETRY_MS = 1000;
+
+/**
+ * The counter store's failures, shared by the request rate limit and the login throttle: after one,
+ * callers pass unchecked for STORE_RETRY_MS (no pile-up of doomed queries on an outage), and the
+ * failure is logged at most once a second.
+ */
+export class StoreOutage {
+  private bypassUntil = 0;
+  private lastLogged = 0;
+
+  /** `message`: the log line, e.g. "rate limit store unavailable; request let through" */
+  constructor(private readonly message: string) {}
+
+  get bypassing(): boolean {
+    return Date.now() < this.bypassUntil;
+  }
+
+  failed(error: unknown): void {
+    this.bypassUntil = Date.now() + STORE_RETRY_MS;
+    if (Date.now() - this.lastLogged < 1000) return;
+    this.lastLogged = Date.now();
+    const e = (error ?? {}) as { name?: unknown; code?: unknown; message?: unknown };
+    log.error(this.message, {
+      error: { name: e.name, code: e.code, message: typeof e.message === "string" ? e.message.split("\n")[0].slice(0, 200) : undefined },
+    });
+  }
+}
 
 export class RateLimitedError extends DomainError {
   /** seconds until the window ends, as sent in Retry-After */
@@ -85,9 +112,7 @@ export function retryAfterSeconds(msBeforeNext: number): number {
 }
 
 export class RateLimiter {
-  private lastStoreError = 0;
-  /** after a store failure, requests pass without asking the store for a moment (no pile-up on an outage) */
-  private bypassUntil = 0;
+  private readonly outage = new StoreOutage("rate limit store unavailable; request let through");
   private cleanup: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -95,7 +120,7 @@ export class RateLimiter {
     private readonly prisma?: Database["prisma"],
   ) {
     if (!prisma) return;
-    this.cleanup = setInterval(() => void this.purgeExpired().catch((error: unknown) => this.storeFailed(error)), CLEANUP_INTERVAL_MS);
+    this.cleanup = setInterval(() => void this.purgeExpired().catch((error: unknown) => this.outage.failed(error)), CLEANUP_INTERVAL_MS);
     this.cleanup.unref();
   }
 
@@ -146,7 +171,7 @@ export class RateLimiter {
    */
   async consume(principal: Pick<Principal, "userId">, domains: readonly (string | undefined)[]): Promise<void> {
     const limiter = this.limiter;
-    if (!limiter || Date.now() < this.bypassUntil) return;
+    if (!limiter || this.outage.bypassing) return;
     const distinct = [...new Set(domains)];
     const counted: (string | undefined)[] = distinct.length > MAX_DOMAINS_COUNTED ? [...distinct.slice(0, MAX_DOMAINS_COUNTED), undefined] : distinct;
     let waitMs = -1;
@@ -156,20 +181,10 @@ export class RateLimiter {
           await limiter.consume(rateLimitKey(principal.userId, domain));
         } catch (result) {
           if (result instanceof RateLimiterRes) waitMs = Math.max(waitMs, result.msBeforeNext);
-          else this.storeFailed(result);
+          else this.outage.failed(result);
         }
       }),
     );
     if (waitMs >= 0) throw new RateLimitedError(retryAfterSeconds(waitMs));
-  }
-
-  private storeFailed(error: unknown): void {
-    this.bypassUntil = Date.now() + STORE_RETRY_MS;
-    if (Date.now() - this.lastStoreError < 1000) return;
-    this.lastStoreError = Date.now();
-    const e = (error ?? {}) as { name?: unknown; code?: unknown; message?: unknown };
-    log.error("rate limit store unavailable; request let through", {
-      error: { name: e.name, code: e.code, message: typeof e.message === "string" ? e.message.split("\n")[0].slice(0, 200) : undefined },
-    });
   }
 }

@@ -74,6 +74,25 @@ const TIMEOUT = {
 };
 
 describe("GraphQL execution budget", () => {
+  it("F1: a mutation is never cut halfway: each write runs whole, and none starts once the budget is spent", async () => {
+    await setUp({ graphqlMaxResultObjects: 1 });
+    const write = (name: string) =>
+      `${name}: createCase(domain: "demo", input: { caseType: "t", caseName: "${name}", ownerId: "o" }) { case { caseId } }`;
+    const res = await app
+      .http()
+      .post("/graphql")
+      .set("Authorization", editor.authorization)
+      .send({ query: `mutation { ${write("first")} ${write("second")} ${write("third")} }` });
+    // the first write's case fits the budget; the second write runs whole, but its case is one object
+    // too many (and, as non-null, nulls the answer's data); the third does not start
+    expect(res.status).toBe(200);
+    expect(res.body.errors.map((e: { path: string[]; extensions: { code: string } }) => [e.path.join("."), e.extensions.code])).toEqual([
+      ["second.case", "RESULT_TOO_LARGE"],
+    ]);
+    const stored = await app.http().get("/a/demo/api/case/v2/").set("Authorization", editor.authorization);
+    expect(stored.body.cases.map((c: { case_name: string }) => c.case_name).sort()).toEqual(["first", "second"]);
+  });
+
   it("F1: an operation that produces more objects than GRAPHQL_MAX_RESULT_OBJECTS answers one RESULT_TOO_LARGE error and no data", async () => {
     await setUp({ graphqlMaxResultObjects: 10 });
     await seedCases(12);

@@ -146,8 +146,8 @@ describe("F2: sockets are closed when their credentials go away", () => {
     expect(await ws.closed()).toBe(4403);
   });
 
-  it("F2: an OAuth access token's socket is closed 4403 when the token expires (ACCESS_TOKEN_TTL_SECONDS)", async () => {
-    await setUp({ accessTokenTtlSeconds: 2 });
+  /** An access token of `member` by the password grant, through a new OAuth client. */
+  async function passwordGrant(): Promise<{ body: { access_token: string } }> {
     const { client, clientSecret } = await app.services.admin.createOAuthClient(app.root, { name: "mobile" });
     const token = await app
       .http()
@@ -156,6 +156,12 @@ describe("F2: sockets are closed when their credentials go away", () => {
       .set("Authorization", basic(client.clientId, clientSecret))
       .send({ grant_type: "password", username: member.username, password: member.password });
     expect(token.status).toBe(200);
+    return token;
+  }
+
+  it("F2: an OAuth access token's socket is closed 4403 when the token expires (ACCESS_TOKEN_TTL_SECONDS)", async () => {
+    await setUp({ accessTokenTtlSeconds: 2 });
+    const token = await passwordGrant();
     const opened = Date.now();
     const ws = await connect(`Bearer ${token.body.access_token}`);
     const live = ws.subscribe(CASE_CHANGED);
@@ -167,13 +173,7 @@ describe("F2: sockets are closed when their credentials go away", () => {
 
   it("F2: revokeOAuthTokens closes the token's socket 4403", async () => {
     await setUp();
-    const { client, clientSecret } = await app.services.admin.createOAuthClient(app.root, { name: "mobile" });
-    const token = await app
-      .http()
-      .post("/oauth/token")
-      .type("form")
-      .set("Authorization", basic(client.clientId, clientSecret))
-      .send({ grant_type: "password", username: member.username, password: member.password });
+    const token = await passwordGrant();
     const ws = await connect(`Bearer ${token.body.access_token}`);
     await app.services.admin.revokeOAuthTokens(app.root, member.username);
     expect(await ws.closed()).toBe(4403);
