@@ -52,8 +52,10 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   app.disable("x-powered-by");
   app.set("etag", false);
   // TRUST_PROXY: req.protocol and req.host follow X-Forwarded-Proto/-Host (absolute URLs, the
-  // cross-site check). It moves req.ip too: what needs the peer itself reads req.socket.remoteAddress.
-  app.set("trust proxy", services.config.trustProxy);
+  // cross-site check), and req.ip the client the proxy saw (the failed-login throttle). One hop
+  // only: with `true` express would take the left-most X-Forwarded-For entry, which the client
+  // writes itself, and a guesser could name a new address on every attempt.
+  app.set("trust proxy", services.config.trustProxy ? 1 : false);
   const httpServer = createServer(app);
   const drain = requestDrain(httpServer);
 

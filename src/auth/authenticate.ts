@@ -162,7 +162,7 @@ export class Authenticator {
       return this.principal(user, "digest", { kind: "password", fingerprint: passwordFingerprint(user.passwordHash) });
     }
     const stale = !outcome.ok && outcome.stale;
-    if (!stale) await attempt.failed();
+    await (stale ? attempt.released() : attempt.failed());
     throw this.refuse(stale ? "Stale nonce: retry with the new challenge." : undefined, stale);
   }
 

@@ -207,7 +207,7 @@ export class OAuthService {
       await attempt.succeeded();
       return response;
     } catch (error) {
-      if (isFailedLogin(error, body.grant_type)) await attempt.failed();
+      await (isFailedLogin(error, body.grant_type) ? attempt.failed() : attempt.released());
       if (error instanceof OAuth2Server.OAuthError) {
         const headers: Record<string, string> = {};
         if (error.code === 401) headers["WWW-Authenticate"] = 'Basic realm="oauth"';

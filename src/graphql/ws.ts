@@ -22,7 +22,7 @@ import { TOO_MANY_SUBSCRIPTIONS, WsSessions, type Session } from "./ws-sessions.
 /**
  * GraphQL over WebSocket (graphql-ws, `graphql-transport-ws`) on /graphql. Admission as on every
  * transport: the connection is authenticated at connection_init (connectionParams.Authorization; a
- * refusal closes it 4403, too many failed password logins 4429, a database outage 1013); each subscribe message re-checks that credential
+ * refusal closes it 4403, too many failed password logins 4430, a database outage 1013); each subscribe message re-checks that credential
  * (gone: close 4403; database out: SERVICE_UNAVAILABLE for that operation) and is one request of
  * the rate limit; live subscriptions are bounded per socket and per user, and sockets whose
  * credentials stop standing are closed (ws-sessions.ts). No Apollo runs here, so the subscribe step
@@ -55,8 +55,11 @@ export interface WsEndpoint {
   dispose(): Promise<void>;
 }
 
-/** Closes a connection whose client has too many failed password logins (like HTTP's 429). */
-export const WS_CLOSE_TOO_MANY_LOGINS = 4429;
+/**
+ * Closes a connection whose client has too many failed password logins (like HTTP's 429). Not 4429:
+ * graphql-ws uses that for a repeated connection_init, and its client never reconnects after it.
+ */
+export const WS_CLOSE_TOO_MANY_LOGINS = 4430;
 
 /** What authentication reads of a connection: its Authorization parameter, as a GET of /graphql. */
 function connectionCredentials(params: Record<string, unknown> | undefined, request: IncomingMessage): Credentials {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { isIPv4, isIPv6 } from "node:net";
-import { RateLimiterMemory, RateLimiterPostgres, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
 import {
@@ -28,11 +28,14 @@ import {
  *   address that logged in successfully as that user in the last TRUSTED_SECONDS is exempt from
  *   the username budget (it still has its own address budget).
  *
- * Only failures count: an attempt is checked against both budgets before the password is hashed,
- * and counted after the check failed. Successful logins never draw on a budget, so a client making
- * many concurrent requests with Basic is never refused for them. (Attempts begun in the same
- * instant, before any of them failed, are checked against the same count: a client can exceed a
- * budget by as many guesses as it has in flight once, not again until the window ends.)
+ * Each attempt takes one point of each budget BEFORE the password is hashed, and gives it back
+ * when the password was right: only failures stay counted, and a burst of guesses sent at once
+ * meets the budget as surely as guesses sent one by one (a count read before hashing and written
+ * after would let a whole burst through on every window). An address that logged in as the user
+ * before (TRUSTED_SECONDS) draws on neither budget but on one of its own (that address and that
+ * username together), so neither a distributed attacker nor a noisy neighbour behind the same
+ * address (a NAT, a proxy) can lock the real user out, and a known client's concurrent Basic
+ * requests are not refused for the failures of others.
  * A budget of 0 disables it.
  *
  * If the counter store fails (the database is restarting), attempts are let through rather than
@@ -55,13 +58,15 @@ export interface LoginAttemptKey {
 
 /** The outcome of an admitted attempt, reported once the password has been checked. */
 export interface LoginAttempt {
-  /** the password (or Digest response, or client secret) was wrong: one failure in each budget */
+  /** the password (or Digest response, or client secret) was wrong: the points it took stay taken */
   failed(): Promise<void>;
-  /** the password was right: the address is trusted for the username */
+  /** the password was right: its points are given back, and the address is trusted for the username */
   succeeded(): Promise<void>;
+  /** no password was judged (a stale Digest nonce, a malformed request): its points are given back */
+  released(): Promise<void>;
 }
 
-const NOTHING_TO_REPORT: LoginAttempt = { failed: async () => {}, succeeded: async () => {} };
+const NOTHING_TO_REPORT: LoginAttempt = { failed: async () => {}, succeeded: async () => {}, released: async () => {} };
 
 type LoginThrottleConfig = Pick<
   Config,
@@ -72,8 +77,6 @@ type LoginThrottleConfig = Pick<
 interface Budget {
   limiter: RateLimiterAbstract;
   key: string;
-  /** the username's budget, which a trusted address is exempt from */
-  username: boolean;
 }
 
 export class LoginThrottle {
@@ -111,7 +114,7 @@ export class LoginThrottle {
     return new LoginThrottle(
       store("login-addr", config.loginFailuresPerAddress, config.loginAddressWindowSeconds),
       byUsername,
-      byUsername && store("login-ok", 1, TRUSTED_SECONDS),
+      config.loginFailuresPerAddress > 0 || byUsername ? store("login-ok", 1, TRUSTED_SECONDS) : undefined,
       db.kind === "pglite" ? undefined : db.prisma,
     );
   }
@@ -130,36 +133,57 @@ export class LoginThrottle {
   async attempt(key: LoginAttemptKey): Promise<LoginAttempt> {
     if (this.outage.bypassing) return NOTHING_TO_REPORT;
     const address = key.address === undefined ? undefined : addressBucket(key.address);
-    const budgets = this.budgetsOf(key.username, address);
     try {
-      const wait = await this.refusal(budgets, key.username, address);
-      if (wait !== undefined) throw new RateLimitedError(retryAfterSeconds(wait), LOGIN_THROTTLE_MESSAGE);
+      const trusted = key.username !== undefined && (await this.isTrusted(key.username, address));
+      const budgets = trusted ? this.pairBudget(key.username!, address!) : this.budgetsOf(key.username, address);
+      await this.reserve(budgets);
+      return this.outcome(budgets, key.username, address);
     } catch (error) {
       if (error instanceof RateLimitedError) throw error;
       this.outage.failed(error);
       return NOTHING_TO_REPORT;
     }
-    return {
-      failed: () => this.report(async () => void (await Promise.all(budgets.map((b) => b.limiter.penalty(b.key))))),
-      succeeded: () => this.report(() => (key.username === undefined ? Promise.resolve() : this.trust(key.username, address))),
-    };
   }
 
   private budgetsOf(username: string | undefined, address: string | undefined): Budget[] {
     const budgets: Budget[] = [];
-    if (this.byAddress && address !== undefined) budgets.push({ limiter: this.byAddress, key: counterKey(address), username: false });
-    if (this.byUsername && username !== undefined) budgets.push({ limiter: this.byUsername, key: counterKey(username), username: true });
+    if (this.byAddress && address !== undefined) budgets.push({ limiter: this.byAddress, key: counterKey(address) });
+    if (this.byUsername && username !== undefined) budgets.push({ limiter: this.byUsername, key: counterKey(username) });
     return budgets;
   }
 
-  /** Milliseconds to wait when a budget is spent (the longest wait), else undefined. */
-  private async refusal(budgets: Budget[], username: string | undefined, address: string | undefined): Promise<number | undefined> {
-    const waits = await Promise.all(budgets.map(waitBeforeNext));
-    const spent = budgets.filter((_, i) => waits[i] !== undefined);
-    if (spent.length === 0) return undefined;
-    // over the username's budget alone: an address this user logged in from recently gets through
-    if (spent.every((b) => b.username) && (await this.isTrusted(username!, address))) return undefined;
-    return Math.max(...waits.filter((w) => w !== undefined));
+  /**
+   * A trusted address guessing its user's password (a neighbour behind the same NAT) still meets a
+   * budget: one of that address and username together, as large as an address's, which nobody
+   * else's failures can spend.
+   */
+  private pairBudget(username: string, address: string): Budget[] {
+    return this.byAddress ? [{ limiter: this.byAddress, key: `pair-${trustKey(username, address)}` }] : [];
+  }
+
+  /** Takes one point of each budget, or throws the 429 (with the longest wait) having given back what it took. */
+  private async reserve(budgets: Budget[]): Promise<void> {
+    const taken = await Promise.allSettled(budgets.map((b) => b.limiter.consume(b.key)));
+    const refusals = taken.flatMap((t) => (t.status === "rejected" ? [t.reason as unknown] : []));
+    if (refusals.length === 0) return;
+    await Promise.all(budgets.filter((_, i) => taken[i]!.status === "fulfilled").map((b) => b.limiter.reward(b.key)));
+    const storeError = refusals.find((r) => !(r instanceof RateLimiterRes));
+    if (storeError !== undefined) throw storeError;
+    const wait = Math.max(...refusals.map((r) => (r as RateLimiterRes).msBeforeNext));
+    throw new RateLimitedError(retryAfterSeconds(wait), LOGIN_THROTTLE_MESSAGE);
+  }
+
+  private outcome(budgets: Budget[], username: string | undefined, address: string | undefined): LoginAttempt {
+    const giveBack = async () => void (await Promise.all(budgets.map((b) => b.limiter.reward(b.key))));
+    return {
+      failed: async () => {},
+      succeeded: () =>
+        this.report(async () => {
+          await giveBack();
+          if (username !== undefined) await this.trust(username, address);
+        }),
+      released: () => this.report(giveBack),
+    };
   }
 
   private async isTrusted(username: string, address: string | undefined): Promise<boolean> {
@@ -186,12 +210,6 @@ export class LoginThrottle {
       this.outage.failed(error);
     }
   }
-}
-
-/** Milliseconds until the budget's window ends when its failures are spent, else undefined. */
-async function waitBeforeNext(budget: Budget): Promise<number | undefined> {
-  const res = await budget.limiter.get(budget.key);
-  return res && res.consumedPoints >= budget.limiter.points ? res.msBeforeNext : undefined;
 }
 
 /** Keys stay short and printable whatever the client sent: anything odd or long is hashed. */

@@ -92,6 +92,25 @@ describe("per client address", () => {
     expect(headerValues(fresh, "WWW-Authenticate").map((c) => c.split(" ")[0])).toEqual(["Basic", "Digest", "Digest", "Bearer"]);
   });
 
+  it("F7: a burst of guesses sent at once meets the budget as guesses sent one by one: at most N are hashed", async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, () => wrong()));
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(3).fill(401), ...Array(17).fill(429)]);
+    expect(verifySpy).toHaveBeenCalledTimes(3);
+  });
+
+  it("F7: an address that logged in as the user is not locked out by others' failures, and its own guesses still meet a budget", async () => {
+    expect((await right("127.0.0.2")).status).toBe(200);
+    // a neighbour behind the same address spends its budget guessing other accounts…
+    for (let i = 0; i < 3; i++) expect((await restAs(basic(`other${i}`, "guess"), "127.0.0.2")).status).toBe(401);
+    expect((await restAs(basic("other9", "guess"), "127.0.0.2")).status).toBe(429);
+    // …and the user who logged in from there before still gets in
+    expect((await right("127.0.0.2")).status).toBe(200);
+    // guesses from the trusted address itself are counted for that address and user together
+    await fail(3, "127.0.0.2");
+    expect((await right("127.0.0.2")).status).toBe(429);
+  });
+
   it("F7: the real user with the right password from another address still gets in while one address is blocked", async () => {
     await fail(3, "127.0.0.2");
     expect((await right("127.0.0.2")).status).toBe(429);
@@ -126,7 +145,7 @@ describe("per client address", () => {
     expect(verifySpy).not.toHaveBeenCalled();
   });
 
-  it("F7: WebSocket connection_init with Basic closes 4429 once the address is over budget, without hashing", async () => {
+  it("F7: WebSocket connection_init with Basic closes 4430 once the address is over budget, without hashing", async () => {
     const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
     const closeCode = (authorization: string) =>
       new Promise<number>((resolve, reject) => {
@@ -142,7 +161,7 @@ describe("per client address", () => {
     for (let i = 0; i < 2; i++) expect(await closeCode(basic(user.username, "nope"))).toBe(4403);
     await fail(1);
     verifySpy.mockClear();
-    expect(await closeCode(basic(user.username, "right-password"))).toBe(4429);
+    expect(await closeCode(basic(user.username, "right-password"))).toBe(4430);
     expect(verifySpy).not.toHaveBeenCalled();
     expect((await right("127.0.0.2")).status).toBe(429);
   });
@@ -165,6 +184,23 @@ describe("per client address", () => {
     expect(refused.body).toEqual({ error: MESSAGE });
     // from another address the same right answer is accepted
     expect((await restAs(answer("right-password", 5), "127.0.0.3")).status).toBe(200);
+  });
+});
+
+describe("behind a trusted proxy (TRUST_PROXY)", () => {
+  beforeEach(() => setUp({ loginFailuresPerAddress: 3, trustProxy: true }));
+
+  const via = (forwardedFor: string, password: string) => restAs(basic(user.username, password), "127.0.0.2").set("X-Forwarded-For", forwardedFor);
+
+  it("F7: the address is the client the proxy saw: one client is throttled, another behind the same proxy is not", async () => {
+    for (let i = 0; i < 3; i++) expect((await via("198.51.100.1", "guess")).status).toBe(401);
+    expect((await via("198.51.100.1", "right-password")).status).toBe(429);
+    expect((await via("198.51.100.2", "right-password")).status).toBe(200);
+  });
+
+  it("F7: an X-Forwarded-For entry the client wrote itself does not give it a new budget", async () => {
+    for (let i = 0; i < 3; i++) expect((await via(`203.0.113.${i}, 198.51.100.1`, "guess")).status).toBe(401);
+    expect((await via("203.0.113.99, 198.51.100.1", "right-password")).status).toBe(429);
   });
 });
 
