@@ -1,6 +1,14 @@
 import type { Principal } from "../auth/principal.ts";
 import { perDomainLoader, scopePerDomain } from "../graphql/domain-loader.ts";
-import { checkBulkRequest, type BulkEntry, type BulkRequest, type CaseLink, type CaseReadScope, type CaseReads } from "./case.read.service.ts";
+import {
+  bulkEntries,
+  checkBulkRequest,
+  type BulkEntry,
+  type BulkRequest,
+  type CaseLink,
+  type CaseReadScope,
+  type CaseReads,
+} from "./case.read.service.ts";
 import type { CaseRecord } from "./case.record.ts";
 import type { FormView } from "./form.repository.ts";
 
@@ -66,14 +74,12 @@ export function createCaseLoaders(principal: Principal, caseReads: CaseReads) {
         recordsOf(byId, domain, request.caseIds),
         recordsOf(byExternalId, domain, request.externalIds),
       ]);
-      return [
-        ...request.caseIds.map((id, i): BulkEntry => ({ by: "case_id", id, record: byCaseId[i] })),
-        ...request.externalIds.map((id, i): BulkEntry => ({ by: "external_id", id, record: byExternal[i] })),
-      ];
+      return bulkEntries(request, byCaseId, byExternal);
     },
     /**
      * The first `limit` cases whose index points at the case with the given relationship (children
-     * or extensions), by case id: only those are read, however many there are.
+     * or extensions), by case id: only those cases are read and built; the index rows that point at
+     * the case are all read (small rows, one query for the whole page).
      */
     related: (domain: string, caseId: string, relationship: string, limit: number): Promise<CaseRecord[]> => {
       // the same relation asked for by many parents (aliases, repeated ids) is read and built once

@@ -46,6 +46,21 @@ export function checkBulkRequest(request: BulkRequest): void {
   }
 }
 
+/**
+ * The bulk fetch's answer (REST and GraphQL): one entry per requested id, case ids first, in request
+ * order, duplicates repeated; `byCaseId`/`byExternalId` hold what each id found, in the same order.
+ */
+export function bulkEntries(
+  request: BulkRequest,
+  byCaseId: readonly (CaseRecord | undefined)[],
+  byExternalId: readonly (CaseRecord | undefined)[],
+): BulkEntry[] {
+  return [
+    ...request.caseIds.map((id, i): BulkEntry => ({ by: "case_id", id, record: byCaseId[i] })),
+    ...request.externalIds.map((id, i): BulkEntry => ({ by: "external_id", id, record: byExternalId[i] })),
+  ];
+}
+
 export class CaseReads {
   private readonly cases: CaseRepository;
   private readonly forms: FormRepository;
@@ -141,9 +156,10 @@ class ReadScope {
       this.cases.byIds(this.domain, request.caseIds),
       this.cases.byExternalIds(this.domain, request.externalIds),
     ]);
-    return [
-      ...request.caseIds.map((id): BulkEntry => ({ by: "case_id", id, record: byId.get(id.toLowerCase()) })),
-      ...request.externalIds.map((id): BulkEntry => ({ by: "external_id", id, record: byExternal.get(id) })),
-    ];
+    return bulkEntries(
+      request,
+      request.caseIds.map((id) => byId.get(id.toLowerCase())),
+      request.externalIds.map((id) => byExternal.get(id)),
+    );
   }
 }

@@ -129,6 +129,10 @@ export class WsSessions {
    */
   reserve(session: Session, id: string, payload: object, domains: readonly string[]): GraphQLError | undefined {
     if (session.closed) return new GraphQLError("This connection is closed.", { extensions: { code: "FORBIDDEN" } });
+    // an id still live (its subscribe was completed while being admitted) would lose track of the first
+    if (session.live.has(id)) {
+      return new GraphQLError(`Subscriber for ${id} already exists.`, { extensions: { code: "BAD_USER_INPUT" } });
+    }
     if (session.live.size >= this.limits.perSocket) {
       return tooMany(`Too many subscriptions: at most ${this.limits.perSocket} may be live on one connection.`);
     }
