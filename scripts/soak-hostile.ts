@@ -39,7 +39,7 @@ async function post(url: string, auth: string, body: unknown): Promise<Response>
   return fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json", Authorization: auth },
-    body: JSON.stringify(body),
+    body: typeof body === "string" ? body : JSON.stringify(body),
     signal: AbortSignal.timeout(60_000),
   });
 }
@@ -77,10 +77,9 @@ export async function prepareHostile(target: HostileTarget): Promise<{ hubId: st
   return { hubId, appId: app.app_id };
 }
 
-function nestedValue(depth: number): unknown {
-  let value: unknown = "x";
-  for (let i = 0; i < depth; i++) value = [value];
-  return value;
+/** A case body whose property is a list nested `depth` deep, written by hand: JSON.stringify itself recurses. */
+function deeplyNestedCase(depth: number): string {
+  return `{"case_type":"t","case_name":"deep","owner_id":"soak","properties":{"a":${"[".repeat(depth)}"x"${"]".repeat(depth)}}}`;
 }
 
 /** Announces a 10 MB multipart body, sends 200 KB of it, and hangs up. */
@@ -124,7 +123,7 @@ export async function runHostile(
     query: "query ($d: String!, $ids: [String!]) { casesByIds(domain: $d, caseIds: $ids) { entries { case { children { caseId } } } } }",
     variables: { d: target.domain, ids: Array.from({ length: 5000 }, () => prepared.hubId) },
   };
-  const deepJson = { case_type: "t", case_name: "deep", owner_id: "soak", properties: { a: nestedValue(6000) } };
+  const deepJson = deeplyNestedCase(6000);
 
   const send = async (kind: HostileKind): Promise<void> => {
     report.sent[kind] += 1;
