@@ -52,7 +52,25 @@ export function createCaseLoaders(principal: Principal, caseReads: CaseReads) {
     [],
   );
 
-  const formsOf = perDomainLoader<CaseReadScope, FormView[]>(scope, (s, caseIds) => s.formsOf(caseIds), []);
+  /** keys `first/caseId`: one query per `first` asked for, reading no more than that of each case */
+  const formsOf = perDomainLoader<CaseReadScope, FormView[]>(
+    scope,
+    async (s, keys) => {
+      const found = new Map<string, FormView[]>();
+      for (const [first, pairs] of Map.groupBy(
+        keys.map((key) => key.split("/")),
+        ([first]) => first,
+      )) {
+        const lists = await s.formsOf(
+          pairs.map(([, id]) => id!),
+          Number(first),
+        );
+        pairs.forEach(([, id], i) => found.set(`${first}/${id}`, lists[i]!));
+      }
+      return keys.map((key) => found.get(key) ?? []);
+    },
+    [],
+  );
 
   const relatedOnce = new Map<string, Promise<CaseRecord[]>>();
   const SEP = "\u0000";
@@ -100,7 +118,8 @@ export function createCaseLoaders(principal: Principal, caseReads: CaseReads) {
       }
       return found;
     },
-    forms: (domain: string, caseId: string) => formsOf.load({ domain, key: caseId }),
+    /** the first `first` forms that wrote the case, oldest first */
+    forms: (domain: string, caseId: string, first: number) => formsOf.load({ domain, key: `${first}/${caseId}` }),
   };
 }
 

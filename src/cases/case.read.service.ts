@@ -146,9 +146,9 @@ class ReadScope {
     return this.cases.referencing(this.domain, caseIds);
   }
 
-  /** The forms that wrote each of these cases, oldest first, in the order of `caseIds`. */
-  async formsOf(caseIds: string[]): Promise<FormView[][]> {
-    return this.forms.byCases(this.domain, caseIds);
+  /** The first `perCase` forms that wrote each of these cases, oldest first, in the order of `caseIds`. */
+  async formsOf(caseIds: string[], perCase: number): Promise<FormView[][]> {
+    return this.forms.byCases(this.domain, caseIds, perCase);
   }
 
   private async entries(request: BulkRequest): Promise<BulkEntry[]> {

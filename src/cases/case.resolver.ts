@@ -293,12 +293,12 @@ export class CaseResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<FormType[]> {
     const size = listSize(first, RELATION_LIST);
-    return (await ctx.loaders.cases.forms(c.domain, c.caseId)).slice(0, size);
+    return ctx.loaders.cases.forms(c.domain, c.caseId, size);
   }
 
   @FieldResolver(() => ActorType, { nullable: true, description: "who submitted the form that created the case" })
   async openedBy(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<ActorType | null> {
-    const [first] = await ctx.loaders.cases.forms(c.domain, c.caseId);
+    const [first] = await ctx.loaders.cases.forms(c.domain, c.caseId, 1);
     return first ? { id: first.userId, username: first.username } : null;
   }
 }

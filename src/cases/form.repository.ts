@@ -32,7 +32,7 @@ function toForm(row: FormRow): FormView {
 }
 
 export class FormRepository {
-  constructor(private readonly prisma: Pick<Prisma, "form" | "formCase">) {}
+  constructor(private readonly prisma: Pick<Prisma, "form" | "$queryRaw">) {}
 
   async byId(domain: DomainRef, formId: string): Promise<FormView | null> {
     if (!isUuid(formId)) return null;
@@ -40,14 +40,25 @@ export class FormRepository {
     return row ? toForm(row) : null;
   }
 
-  /** The forms that wrote each of these cases, oldest first, in the order of `caseIds`. */
-  async byCases(domain: DomainRef, caseIds: string[]): Promise<FormView[][]> {
-    const rows = await this.prisma.formCase.findMany({
-      where: { caseId: { in: caseIds.filter(isUuid) }, form: { domainId: domain.id } },
-      select: { caseId: true, form: { select: FORM_SELECT } },
-      orderBy: [{ form: { receivedOn: "asc" } }, { formId: "asc" }],
-    });
-    const byCase = Map.groupBy(rows, (r) => r.caseId);
-    return caseIds.map((id) => (byCase.get(id) ?? []).map((r) => toForm(r.form)));
+  /**
+   * The first `perCase` forms that wrote each of these cases, oldest first, in the order of
+   * `caseIds`: a case written 10,000 times costs no more to read than one written `perCase` times.
+   */
+  async byCases(domain: DomainRef, caseIds: string[], perCase: number): Promise<FormView[][]> {
+    const ids = caseIds.filter(isUuid);
+    if (!ids.length) return caseIds.map(() => []);
+    const firsts = await this.prisma.$queryRaw<{ case_id: string; form_id: string }[]>`
+      SELECT case_id, form_id FROM (
+        SELECT fc.case_id, fc.form_id,
+          row_number() OVER (PARTITION BY fc.case_id ORDER BY f.received_on, fc.form_id) AS rank
+        FROM form_cases fc JOIN forms f ON f.id = fc.form_id
+        WHERE fc.case_id = ANY(${ids}::uuid[]) AND f.domain_id = ${domain.id}::uuid
+      ) ranked
+      WHERE rank <= ${perCase}
+      ORDER BY case_id, rank`;
+    const rows = await this.prisma.form.findMany({ where: { id: { in: [...new Set(firsts.map((f) => f.form_id))] } }, select: FORM_SELECT });
+    const forms = new Map(rows.map((row) => [row.id, toForm(row)]));
+    const byCase = Map.groupBy(firsts, (f) => f.case_id);
+    return caseIds.map((id) => (byCase.get(id) ?? []).map((f) => forms.get(f.form_id)!));
   }
 }

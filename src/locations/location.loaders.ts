@@ -10,6 +10,9 @@ import type { LocationReadScope, LocationService } from "./location.service.ts";
  * Every batch goes through the caller's read scope of its domain, obtained once per request.
  */
 
+/** A loader key's parts: its numbers first, the location id last (ids hold no "/"). */
+const splitKey = (key: string): string[] => key.split("/");
+
 export function createLocationLoaders(principal: Principal, locations: LocationService) {
   /** The caller's read scope of each domain, checked once per request. */
   const scopes = scopePerDomain<LocationReadScope>((domain) => locations.in(principal, domain));
@@ -23,11 +26,22 @@ export function createLocationLoaders(principal: Principal, locations: LocationS
     },
     null,
   );
+  /** keys `first/id`: one query per `first` asked for, reading no more than that of each parent */
   const children = perDomainLoader<LocationReadScope, LocationRecord[]>(
     scope,
-    async (s, ids) => {
-      const byParent = Map.groupBy(await s.childrenOf(ids), (r) => r.parentId);
-      return ids.map((id) => byParent.get(id) ?? []);
+    async (s, keys) => {
+      const found = new Map<string, LocationRecord[]>();
+      for (const [first, pairs] of Map.groupBy(keys.map(splitKey), ([first]) => first)) {
+        const byParent = Map.groupBy(
+          await s.childrenOf(
+            pairs.map(([, id]) => id),
+            Number(first),
+          ),
+          (r) => r.parentId,
+        );
+        for (const [, id] of pairs) found.set(`${first}/${id}`, byParent.get(id) ?? []);
+      }
+      return keys.map((key) => found.get(key) ?? []);
     },
     [],
   );
@@ -39,19 +53,19 @@ export function createLocationLoaders(principal: Principal, locations: LocationS
     },
     [],
   );
-  /** keys `depth/id`, depth "" for all levels: one query per depth asked for */
+  /** keys `depth/first/id`, depth "" for all levels: one query per depth and `first` asked for */
   const descendants = perDomainLoader<LocationReadScope, LocationRecord[]>(
     scope,
     async (s, keys) => {
-      const byDepth = Map.groupBy(
-        keys.map((key) => key.split("/")),
-        ([depth]) => depth,
-      );
       const found = new Map<string, LocationRecord[]>();
-      for (const [depth, pairs] of byDepth) {
-        const ids = pairs.map(([, id]) => id);
-        const lists = await s.descendantsOf(ids, depth === "" ? null : Number(depth));
-        for (const [id, list] of lists) found.set(`${depth}/${id}`, list);
+      for (const [group, triples] of Map.groupBy(keys.map(splitKey), ([depth, first]) => `${depth}/${first}`)) {
+        const [depth, first] = group.split("/");
+        const lists = await s.descendantsOf(
+          triples.map((t) => t.at(-1)!),
+          depth === "" ? null : Number(depth),
+          Number(first),
+        );
+        for (const [id, list] of lists) found.set(`${group}/${id}`, list);
       }
       return keys.map((key) => found.get(key) ?? []);
     },
@@ -71,9 +85,12 @@ export function createLocationLoaders(principal: Principal, locations: LocationS
     reads: scopes.open,
     type: (domain: string, typeId: string) => types.load({ domain, key: typeId }),
     location: (domain: string, id: string) => byId.load({ domain, key: id.toLowerCase() }),
-    children: (domain: string, id: string) => children.load({ domain, key: id }),
+    /** the first `first` children, by name */
+    children: (domain: string, id: string, first: number) => children.load({ domain, key: `${first}/${id}` }),
     ancestors: (domain: string, id: string) => ancestors.load({ domain, key: id }),
-    descendants: (domain: string, id: string, depth: number | null) => descendants.load({ domain, key: `${depth ?? ""}/${id}` }),
+    /** the first `first` descendants, breadth first, to `depth` levels (null: all) */
+    descendants: (domain: string, id: string, depth: number | null, first: number) =>
+      descendants.load({ domain, key: `${depth ?? ""}/${first}/${id}` }),
   };
 }
 

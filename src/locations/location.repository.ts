@@ -99,10 +99,12 @@ export class LocationRepository {
   }
 
   /** Children of many parents at once, by name. */
-  async childrenOf(domain: { id: string; name: string }, parentIds: string[]): Promise<LocationRecord[]> {
+  async childrenOf(domain: { id: string; name: string }, parentIds: string[], perParent: number): Promise<LocationRecord[]> {
     if (!parentIds.length) return [];
-    const rows = await this.db.$queryRaw<Row[]>`${SELECT}
-      WHERE l.domain_id = ${domain.id}::uuid AND l.parent_id = ANY(${parentIds}::uuid[]) ORDER BY l.name, l.id`;
+    // the first `perParent` children of each parent, by name: a parent with 100,000 children costs no more to read
+    const rows = await this.db.$queryRaw<Row[]>`SELECT r.* FROM unnest(${parentIds}::uuid[]) AS p(id)
+      JOIN LATERAL (${SELECT} WHERE l.domain_id = ${domain.id}::uuid AND l.parent_id = p.id ORDER BY l.name, l.id LIMIT ${perParent}) r ON TRUE
+      ORDER BY r.name, r.id`;
     return this.records(domain.name, rows);
   }
 
@@ -129,10 +131,16 @@ export class LocationRepository {
    * For each start location, its descendants to `depth` levels (all when null), breadth first:
    * one recursive query for all of them.
    */
-  async descendantsOf(domain: { id: string; name: string }, ids: string[], depth: number | null): Promise<Map<string, LocationRecord[]>> {
+  async descendantsOf(
+    domain: { id: string; name: string },
+    ids: string[],
+    depth: number | null,
+    perStart: number,
+  ): Promise<Map<string, LocationRecord[]>> {
     const result = new Map<string, LocationRecord[]>(ids.map((id) => [id, []]));
     if (!ids.length) return result;
     const limit = depth === null ? empty : sql`AND down.depth < ${depth}`;
+    // the tree is walked by id alone; only the first `perStart` of each start location are read whole
     const rows = await this.db.$queryRaw<(Row & { start_id: string; depth: number })[]>`
       WITH RECURSIVE down(start_id, id, depth) AS (
         SELECT l.parent_id, l.id, 1 FROM locations l
@@ -140,10 +148,16 @@ export class LocationRepository {
         UNION ALL
         SELECT down.start_id, l.id, down.depth + 1 FROM down JOIN locations l ON l.parent_id = down.id
           WHERE TRUE ${limit}
+      ),
+      ranked AS (
+        SELECT down.start_id, down.depth, down.id,
+          row_number() OVER (PARTITION BY down.start_id ORDER BY down.depth, l.name, l.id) AS rank
+        FROM down JOIN locations l ON l.id = down.id
       )
-      SELECT down.start_id, down.depth, r.* FROM down
-      JOIN LATERAL (${SELECT} WHERE l.id = down.id) r ON TRUE
-      ORDER BY down.start_id, down.depth, r.name, r.id`;
+      SELECT ranked.start_id, ranked.depth, r.* FROM ranked
+      JOIN LATERAL (${SELECT} WHERE l.id = ranked.id) r ON TRUE
+      WHERE ranked.rank <= ${perStart}
+      ORDER BY ranked.start_id, ranked.depth, r.name, r.id`;
     for (const row of rows) result.get(row.start_id)?.push(this.records(domain.name, [row])[0]);
     return result;
   }

@@ -156,7 +156,7 @@ export class LocationResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<LocationNode[]> {
     const size = listSize(first, RELATION_LIST);
-    return (await ctx.loaders.locations.children(l.domain, l.locationId)).slice(0, size).map(toNode);
+    return (await ctx.loaders.locations.children(l.domain, l.locationId, size)).map(toNode);
   }
 
   @FieldResolver(() => [LocationType], { description: "nearest first, up to the root", complexity: ({ childComplexity }) => 5 * childComplexity })
@@ -176,7 +176,7 @@ export class LocationResolver {
   ): Promise<LocationNode[]> {
     if (depth !== null && depth < 1) throw badInput("'depth' must be at least 1.");
     const size = listSize(first, RELATION_LIST);
-    return (await ctx.loaders.locations.descendants(l.domain, l.locationId, depth)).slice(0, size).map(toNode);
+    return (await ctx.loaders.locations.descendants(l.domain, l.locationId, depth, size)).map(toNode);
   }
 
   @FieldResolver(() => LocationTypeType)

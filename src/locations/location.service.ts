@@ -71,8 +71,8 @@ export class LocationReadScope {
   }
 
   /** The children of each parent, by name. */
-  childrenOf(parentIds: string[]): Promise<LocationRecord[]> {
-    return this.locations.childrenOf(this.domain, parentIds);
+  childrenOf(parentIds: string[], perParent: number): Promise<LocationRecord[]> {
+    return this.locations.childrenOf(this.domain, parentIds, perParent);
   }
 
   /** For each location, its ancestors nearest first. */
@@ -81,8 +81,8 @@ export class LocationReadScope {
   }
 
   /** For each location, its descendants to `depth` levels (all when null), breadth first. */
-  descendantsOf(ids: string[], depth: number | null): Promise<Map<string, LocationRecord[]>> {
-    return this.locations.descendantsOf(this.domain, ids, depth);
+  descendantsOf(ids: string[], depth: number | null, perStart: number): Promise<Map<string, LocationRecord[]>> {
+    return this.locations.descendantsOf(this.domain, ids, depth, perStart);
   }
 
   /** Location types of the domain by id. */

@@ -31,14 +31,24 @@ describe("case loaders read through the caller's read scope", () => {
     const reader = createCaseLoaders(await principalOf(app.reader.username), app.services.caseReads);
     expect((await reader.case("demo", child.case_id))?.caseName).toBe("child");
     expect((await reader.related("demo", parent.case_id, "child", 100)).map((c) => c.id)).toEqual([child.case_id]);
-    expect(await reader.forms("demo", parent.case_id)).toHaveLength(1);
+    expect(await reader.forms("demo", parent.case_id, 100)).toHaveLength(1);
 
     for (const username of [stranger.username, noViewData.username]) {
       const loaders = createCaseLoaders(await principalOf(username), app.services.caseReads);
       expect(await loaders.case("demo", child.case_id)).toBeNull();
       expect(await loaders.related("demo", parent.case_id, "child", 100)).toEqual([]);
-      expect(await loaders.forms("demo", parent.case_id)).toEqual([]);
+      expect(await loaders.forms("demo", parent.case_id, 100)).toEqual([]);
       expect(await loaders.case("nowhere", child.case_id)).toBeNull();
     }
+  });
+
+  it("F1: forms(first) reads the oldest `first` forms of each case and no more; openedBy reads one", async () => {
+    const c = await app.createCase({ case_name: "v1" });
+    for (const name of ["v2", "v3"]) expect((await app.put(c.case_id, { case_name: name })).status).toBe(200);
+    const reader = createCaseLoaders(await principalOf(app.reader.username), app.services.caseReads);
+    const names = (forms: { xml: string }[]) => forms.map((f) => /<case_name>([^<]*)</.exec(f.xml)?.[1]);
+    expect(names(await reader.forms("demo", c.case_id, 2))).toEqual(["v1", "v2"]);
+    expect(names(await reader.forms("demo", c.case_id, 1))).toEqual(["v1"]);
+    expect(names(await reader.forms("demo", c.case_id, 100))).toEqual(["v1", "v2", "v3"]);
   });
 });

@@ -19,6 +19,14 @@ const Tree = graphql(`
     }
   }
 `);
+const FirstOfTree = graphql(`
+  query GqlLocationFirstOfTree($domain: String!, $id: ID!, $first: Int) {
+    location(domain: $domain, locationId: $id) {
+      children(first: $first) { name children(first: $first) { name } }
+      descendants(first: $first) { name }
+    }
+  }
+`);
 const Page = graphql(`
   query GqlLocationPage($domain: String!, $filter: LocationFilter, $first: Int, $after: String) {
     locations(domain: $domain, filter: $filter, first: $first, after: $after) {
@@ -99,6 +107,19 @@ describe("locations over GraphQL", () => {
     expect(leaf.body.data!.location!.ancestors.map((a) => a.name)).toEqual(["Hills", "North", "Land"]);
     const shallow = await gql(app, app.reader.authorization, Tree, { domain: "demo", id: ids.country, depth: 1 });
     expect(shallow.body.data!.location!.descendants).toEqual([{ name: "North" }]);
+  });
+
+  it("F1: children(first) and descendants(first) return the first by name (breadth first) of each location, and no more", async () => {
+    const one = await gql(app, app.reader.authorization, FirstOfTree, { domain: "demo", id: ids.state, first: 1 });
+    expect(one.body.data!.location).toEqual({ children: [{ name: "Coast", children: [] }], descendants: [{ name: "Coast" }] });
+    const two = await gql(app, app.reader.authorization, FirstOfTree, { domain: "demo", id: ids.state, first: 2 });
+    expect(two.body.data!.location).toEqual({
+      children: [
+        { name: "Coast", children: [] },
+        { name: "Hills", children: [{ name: "Clinic 1" }] },
+      ],
+      descendants: [{ name: "Coast" }, { name: "Hills" }],
+    });
   });
 
   it("gives the REST messages as BAD_USER_INPUT for the child-type rules", async () => {
