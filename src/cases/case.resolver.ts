@@ -2,12 +2,14 @@ import { filter, pipe } from "@graphql-yoga/subscription";
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import type { GraphQLContext } from "../graphql/context.ts";
 import type { DateRangeInput } from "../graphql/date-range.types.ts";
+import { globalId, type NodeFetcher, type NodeTypeName } from "../graphql/node.ts";
 import { RELATION_LIST, boundedListCost, firstDescription, listSize, perIdCost } from "../graphql/list-bounds.ts";
 import { bulkActions, caseAction, type CaseItem } from "./case.actions.ts";
 import { CASE_CHANGED, type CaseChangedEvent } from "./case.events.ts";
 import { RANGE_OPS, type CaseQuery, type DateField } from "./case.query.ts";
 import type { CaseRecord } from "./case.record.ts";
 import type { WriteResult } from "./case.write.service.ts";
+import type { FormView } from "./form.repository.ts";
 import {
   ActorType,
   CaseBulkItemInput,
@@ -164,9 +166,13 @@ export class CaseResolver {
     };
   }
 
-  @Query(() => FormType, { nullable: true })
-  async form(@Arg("domain", () => String) domain: string, @Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<FormType | null> {
-    return (await ctx.loaders.cases.reads(domain)).form(id);
+  @Query(() => FormType, { nullable: true, description: "The form a write stored, by its id (the write's xformId)." })
+  async form(
+    @Arg("domain", () => String, { description: "the domain the form belongs to" }) domain: string,
+    @Arg("formId", () => ID, { description: "the form's id: a write's xformId" }) formId: string,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<FormView | null> {
+    return (await ctx.loaders.cases.reads(domain)).form(formId);
   }
 
   @Mutation(() => CaseWriteResultType)
@@ -233,6 +239,11 @@ export class CaseResolver {
     return event;
   }
 
+  @FieldResolver(() => ID, { description: "An opaque global id, unique across every type; `Query.node` takes it." })
+  id(@Root() c: CaseNode): string {
+    return globalId("Case", c.domain, c.caseId);
+  }
+
   @FieldResolver(() => [CaseIndexType])
   indices(@Root() c: CaseNode): CaseIndexType[] {
     return c.indices.map((i) => ({
@@ -291,7 +302,7 @@ export class CaseResolver {
     })
     first: number,
     @Ctx() ctx: GraphQLContext,
-  ): Promise<FormType[]> {
+  ): Promise<FormView[]> {
     const size = listSize(first, RELATION_LIST);
     return ctx.loaders.cases.forms(c.domain, c.caseId, size);
   }
@@ -309,6 +320,28 @@ async function indexTarget(c: CaseNode, name: string, ctx: GraphQLContext): Prom
   const target = await ctx.loaders.cases.case(c.domain, index.referencedId);
   return target ? toNode(target) : null;
 }
+
+@Resolver(() => FormType)
+export class FormResolver {
+  @FieldResolver(() => ID, { description: "An opaque global id, unique across every type; `Query.node` takes it." })
+  id(@Root() form: FormView): string {
+    return globalId("Form", form.domain, form.id);
+  }
+
+  @FieldResolver(() => ID, { description: "the form's id: the xform_id of the write that stored it" })
+  formId(@Root() form: FormView): string {
+    return form.id;
+  }
+}
+
+/** Cases and forms for `Query.node`: read through the caller's scope of the id's domain. */
+export const CASE_NODES: Partial<Record<NodeTypeName, NodeFetcher<GraphQLContext>>> = {
+  Case: async (ctx, { domain, key }) => {
+    const record = await ctx.loaders.cases.case(domain, key);
+    return record && toNode(record);
+  },
+  Form: async (ctx, { domain, key }) => (await ctx.loaders.cases.reads(domain)).form(key),
+};
 
 @Resolver(() => CaseIndexType)
 export class CaseIndexResolver {

@@ -1,6 +1,7 @@
 import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { DateRangeInput } from "../graphql/date-range.types.ts";
+import { NodeInterface } from "../graphql/node.ts";
 
 /**
  * GraphQL shapes of the Case API. The resolver maps the inputs straight into the typed commands
@@ -25,7 +26,7 @@ export class CaseIndexType {
   domain!: string;
 }
 
-@ObjectType("Case")
+@ObjectType("Case", { implements: NodeInterface, description: "A case: a record that field workers open, update, close and link to other cases." })
 export class CaseType {
   @Field(() => ID, { description: "case_id" })
   caseId!: string;
@@ -76,11 +77,8 @@ export class ActorType {
   username!: string;
 }
 
-@ObjectType("Form", { description: "The form generated and submitted for a case write." })
+@ObjectType("Form", { implements: NodeInterface, description: "The form generated and submitted for a case write." })
 export class FormType {
-  @Field(() => ID)
-  id!: string;
-
   @Field(() => String)
   domain!: string;
 

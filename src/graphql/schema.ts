@@ -4,7 +4,8 @@ import { buildSchema } from "type-graphql";
 import { enforceBudget } from "./budget.ts";
 import { AdminResolver } from "../admin/admin.resolver.ts";
 import { AppResolver } from "../apps/app.resolver.ts";
-import { CaseIndexResolver, CaseResolver } from "../cases/case.resolver.ts";
+import { CaseIndexResolver, CaseResolver, FormResolver } from "../cases/case.resolver.ts";
+import { NodeResolver } from "./node.resolver.ts";
 import { LocationTypeResolver } from "../locations/location-type.resolver.ts";
 import { LocationResolver } from "../locations/location.resolver.ts";
 import { createLocalPubSub } from "../events/bus.ts";
@@ -16,6 +17,8 @@ export const RESOLVERS = [
   LocationResolver,
   CaseResolver,
   CaseIndexResolver,
+  FormResolver,
+  NodeResolver,
   AppResolver,
   MultimediaResolver,
   AppMultimediaResolver,

@@ -86,7 +86,7 @@ describe("F15: the stored form of a write through the API", () => {
       .http()
       .post("/graphql")
       .set("Authorization", app.editor.authorization)
-      .send({ query: 'query($id: ID!) { form(domain: "demo", id: $id) { xml } }', variables: { id: res.body.xform_id } });
+      .send({ query: 'query($id: ID!) { form(domain: "demo", formId: $id) { xml } }', variables: { id: res.body.xform_id } });
     const xml: string = gql.body.data.form.xml;
     expect(xmlProblem(xml)).toBeUndefined();
     const data = parser.parse(xml).data;

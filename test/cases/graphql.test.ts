@@ -56,7 +56,7 @@ const Relations = graphql(`
       children { caseName }
       extensions { caseName }
       host { caseName }
-      forms { id username deviceId xmlns caseIds }
+      forms { id formId username deviceId xmlns caseIds }
     }
   }
 `);
@@ -73,8 +73,8 @@ const ByExternal = graphql(`
   }
 `);
 const Form = graphql(`
-  query GqlForm($domain: String!, $id: ID!) {
-    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }
+  query GqlForm($domain: String!, $formId: ID!) {
+    form(domain: $domain, formId: $formId) { formId xmlns username xml problem caseIds }
   }
 `);
 
@@ -218,7 +218,7 @@ describe("case queries and mutations", () => {
     const [form] = res.body.data!.case!.forms;
     expect(form).toMatchObject({ username: editor.username, caseIds: [parent.case_id] });
 
-    const full = await gql(app, editor.authorization, Form, { domain: "demo", id: form.id });
+    const full = await gql(app, editor.authorization, Form, { domain: "demo", formId: form.formId });
     expect(full.body.data!.form!.xml).toContain(parent.case_id);
 
     const byIds = await gql(app, editor.authorization, ByIds, { domain: "demo", caseIds: [parent.case_id, "nope"], externalIds: ["ext-p"] });

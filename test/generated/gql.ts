@@ -31,10 +31,14 @@ type Documents = {
     "\n  mutation GqlBulkWrite($domain: String!, $items: [CaseBulkItem!]!) {\n    bulkWriteCases(domain: $domain, items: $items) { xformId cases { caseId caseName parent { caseId } } }\n  }\n": typeof types.GqlBulkWriteDocument,
     "\n  query GqlCasesPage($domain: String!, $filter: CaseFilter, $first: Int, $after: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { caseId caseName }\n    }\n  }\n": typeof types.GqlCasesPageDocument,
     "\n  query GqlCasesWithRelations($domain: String!, $first: Int) {\n    cases(domain: $domain, first: $first, filter: { caseType: [\"visit\"] }) {\n      nodes {\n        caseId\n        parent { caseId caseName }\n        indices { name relationship case { caseId } }\n        openedBy { username }\n      }\n    }\n  }\n": typeof types.GqlCasesWithRelationsDocument,
-    "\n  query GqlRelations($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) {\n      caseName\n      children { caseName }\n      extensions { caseName }\n      host { caseName }\n      forms { id username deviceId xmlns caseIds }\n    }\n  }\n": typeof types.GqlRelationsDocument,
+    "\n  query GqlRelations($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) {\n      caseName\n      children { caseName }\n      extensions { caseName }\n      host { caseName }\n      forms { id formId username deviceId xmlns caseIds }\n    }\n  }\n": typeof types.GqlRelationsDocument,
     "\n  query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords missingRecords entries { by id case { caseName } }\n    }\n  }\n": typeof types.GqlByIdsDocument,
     "\n  query GqlByExternal($domain: String!, $externalId: String!) {\n    caseByExternalId(domain: $domain, externalId: $externalId) { caseName }\n  }\n": typeof types.GqlByExternalDocument,
-    "\n  query GqlForm($domain: String!, $id: ID!) {\n    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }\n  }\n": typeof types.GqlFormDocument,
+    "\n  query GqlForm($domain: String!, $formId: ID!) {\n    form(domain: $domain, formId: $formId) { formId xmlns username xml problem caseIds }\n  }\n": typeof types.GqlFormDocument,
+    "\n  mutation NodeCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n": typeof types.NodeCreateCaseDocument,
+    "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Case { caseId caseName }\n      ... on Form { formId caseIds }\n    }\n  }\n": typeof types.NodeByIdDocument,
+    "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) { __typename id }\n  }\n": typeof types.NodesByIdsDocument,
+    "\n  query NodeCaseForms($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) { id forms { id formId } }\n  }\n": typeof types.NodeCaseFormsDocument,
     "\n  query GqlLocationTree($domain: String!, $id: ID!, $depth: Int) {\n    location(domain: $domain, locationId: $id) {\n      name\n      locationType { code parentCode }\n      parent { name }\n      children { name }\n      ancestors { name }\n      descendants(depth: $depth) { name }\n    }\n  }\n": typeof types.GqlLocationTreeDocument,
     "\n  query GqlLocationFirstOfTree($domain: String!, $id: ID!, $first: Int) {\n    location(domain: $domain, locationId: $id) {\n      children(first: $first) { name children(first: $first) { name } }\n      descendants(first: $first) { name }\n    }\n  }\n": typeof types.GqlLocationFirstOfTreeDocument,
     "\n  query GqlLocationPage($domain: String!, $filter: LocationFilter, $first: Int, $after: String) {\n    locations(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { name siteCode parent { name } ancestors { name } locationType { code } }\n    }\n  }\n": typeof types.GqlLocationPageDocument,
@@ -63,10 +67,14 @@ const documents: Documents = {
     "\n  mutation GqlBulkWrite($domain: String!, $items: [CaseBulkItem!]!) {\n    bulkWriteCases(domain: $domain, items: $items) { xformId cases { caseId caseName parent { caseId } } }\n  }\n": types.GqlBulkWriteDocument,
     "\n  query GqlCasesPage($domain: String!, $filter: CaseFilter, $first: Int, $after: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { caseId caseName }\n    }\n  }\n": types.GqlCasesPageDocument,
     "\n  query GqlCasesWithRelations($domain: String!, $first: Int) {\n    cases(domain: $domain, first: $first, filter: { caseType: [\"visit\"] }) {\n      nodes {\n        caseId\n        parent { caseId caseName }\n        indices { name relationship case { caseId } }\n        openedBy { username }\n      }\n    }\n  }\n": types.GqlCasesWithRelationsDocument,
-    "\n  query GqlRelations($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) {\n      caseName\n      children { caseName }\n      extensions { caseName }\n      host { caseName }\n      forms { id username deviceId xmlns caseIds }\n    }\n  }\n": types.GqlRelationsDocument,
+    "\n  query GqlRelations($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) {\n      caseName\n      children { caseName }\n      extensions { caseName }\n      host { caseName }\n      forms { id formId username deviceId xmlns caseIds }\n    }\n  }\n": types.GqlRelationsDocument,
     "\n  query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords missingRecords entries { by id case { caseName } }\n    }\n  }\n": types.GqlByIdsDocument,
     "\n  query GqlByExternal($domain: String!, $externalId: String!) {\n    caseByExternalId(domain: $domain, externalId: $externalId) { caseName }\n  }\n": types.GqlByExternalDocument,
-    "\n  query GqlForm($domain: String!, $id: ID!) {\n    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }\n  }\n": types.GqlFormDocument,
+    "\n  query GqlForm($domain: String!, $formId: ID!) {\n    form(domain: $domain, formId: $formId) { formId xmlns username xml problem caseIds }\n  }\n": types.GqlFormDocument,
+    "\n  mutation NodeCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n": types.NodeCreateCaseDocument,
+    "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Case { caseId caseName }\n      ... on Form { formId caseIds }\n    }\n  }\n": types.NodeByIdDocument,
+    "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) { __typename id }\n  }\n": types.NodesByIdsDocument,
+    "\n  query NodeCaseForms($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) { id forms { id formId } }\n  }\n": types.NodeCaseFormsDocument,
     "\n  query GqlLocationTree($domain: String!, $id: ID!, $depth: Int) {\n    location(domain: $domain, locationId: $id) {\n      name\n      locationType { code parentCode }\n      parent { name }\n      children { name }\n      ancestors { name }\n      descendants(depth: $depth) { name }\n    }\n  }\n": types.GqlLocationTreeDocument,
     "\n  query GqlLocationFirstOfTree($domain: String!, $id: ID!, $first: Int) {\n    location(domain: $domain, locationId: $id) {\n      children(first: $first) { name children(first: $first) { name } }\n      descendants(first: $first) { name }\n    }\n  }\n": types.GqlLocationFirstOfTreeDocument,
     "\n  query GqlLocationPage($domain: String!, $filter: LocationFilter, $first: Int, $after: String) {\n    locations(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { name siteCode parent { name } ancestors { name } locationType { code } }\n    }\n  }\n": types.GqlLocationPageDocument,
@@ -163,7 +171,7 @@ export function graphql(source: "\n  query GqlCasesWithRelations($domain: String
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query GqlRelations($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) {\n      caseName\n      children { caseName }\n      extensions { caseName }\n      host { caseName }\n      forms { id username deviceId xmlns caseIds }\n    }\n  }\n"): (typeof documents)["\n  query GqlRelations($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) {\n      caseName\n      children { caseName }\n      extensions { caseName }\n      host { caseName }\n      forms { id username deviceId xmlns caseIds }\n    }\n  }\n"];
+export function graphql(source: "\n  query GqlRelations($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) {\n      caseName\n      children { caseName }\n      extensions { caseName }\n      host { caseName }\n      forms { id formId username deviceId xmlns caseIds }\n    }\n  }\n"): (typeof documents)["\n  query GqlRelations($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) {\n      caseName\n      children { caseName }\n      extensions { caseName }\n      host { caseName }\n      forms { id formId username deviceId xmlns caseIds }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -175,7 +183,23 @@ export function graphql(source: "\n  query GqlByExternal($domain: String!, $exte
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query GqlForm($domain: String!, $id: ID!) {\n    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }\n  }\n"): (typeof documents)["\n  query GqlForm($domain: String!, $id: ID!) {\n    form(domain: $domain, id: $id) { id xmlns username xml problem caseIds }\n  }\n"];
+export function graphql(source: "\n  query GqlForm($domain: String!, $formId: ID!) {\n    form(domain: $domain, formId: $formId) { formId xmlns username xml problem caseIds }\n  }\n"): (typeof documents)["\n  query GqlForm($domain: String!, $formId: ID!) {\n    form(domain: $domain, formId: $formId) { formId xmlns username xml problem caseIds }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation NodeCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n"): (typeof documents)["\n  mutation NodeCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Case { caseId caseName }\n      ... on Form { formId caseIds }\n    }\n  }\n"): (typeof documents)["\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Case { caseId caseName }\n      ... on Form { formId caseIds }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) { __typename id }\n  }\n"): (typeof documents)["\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) { __typename id }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query NodeCaseForms($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) { id forms { id formId } }\n  }\n"): (typeof documents)["\n  query NodeCaseForms($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) { id forms { id formId } }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -1,0 +1,73 @@
+import { Field, ID, InterfaceType } from "type-graphql";
+
+/**
+ * Global object identification (CONTRACT §7.3, the Relay spec): every object a client may cache or
+ * refetch implements `Node`, and its `id` is an opaque global id that `Query.node` turns back into
+ * the object. The plain keys (`caseId`, `locationId`, `appId`, …) stay beside it.
+ */
+
+/** The types that implement `Node`; the first part of every global id. */
+export const NODE_TYPES = [
+  "Case",
+  "Location",
+  "LocationType",
+  "App",
+  "AppVersion",
+  "Form",
+  "MultimediaJob",
+  "MultimediaFile",
+  "User",
+  "Domain",
+] as const;
+
+export type NodeTypeName = (typeof NODE_TYPES)[number];
+
+/** What a global id names: the type, the domain the object lives in ("" for users and domains) and its key in that domain. */
+export interface NodeRef {
+  type: NodeTypeName;
+  domain: string;
+  key: string;
+}
+
+/** The value `Query.node` returns: the object as its type's resolvers read it, marked with its type. */
+export type NodeValue = object & { __typename: NodeTypeName };
+
+@InterfaceType("Node", {
+  description: "An object with a global id: `Query.node(id)` fetches it again, and client caches normalise by it.",
+  resolveType: (value: NodeValue) => value.__typename,
+})
+export abstract class NodeInterface {
+  @Field(() => ID, { description: "An opaque global id, unique across every type; `Query.node` takes it." })
+  id!: string;
+}
+
+/** The global id of an object: opaque to clients (base64url), stable for the object's life. */
+export function globalId(type: NodeTypeName, domain: string, key: string): string {
+  return Buffer.from(JSON.stringify([type, domain, key])).toString("base64url");
+}
+
+const isNodeType = (value: unknown): value is NodeTypeName => (NODE_TYPES as readonly unknown[]).includes(value);
+
+/** What a global id names, or null for anything that is not one (an unknown id, not an error). */
+export function parseGlobalId(id: string): NodeRef | null {
+  if (!/^[A-Za-z0-9_-]{1,2800}$/.test(id)) return null;
+  let parts: unknown;
+  try {
+    parts = JSON.parse(Buffer.from(id, "base64url").toString("utf8"));
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(parts) || parts.length !== 3 || !parts.every((p) => typeof p === "string")) return null;
+  const [type, domain, key] = parts as string[];
+  if (!isNodeType(type)) return null;
+  // one encoding per object: an id that decodes but was not written by globalId() names nothing
+  if (globalId(type, domain!, key!) !== id) return null;
+  return { type, domain: domain!, key: key! };
+}
+
+/**
+ * How a feature fetches its objects for `Query.node`: the object as that type's resolvers read it,
+ * or null where there is none for the caller. A refusal (403/404) may also be thrown: `node`
+ * answers null for both, so that a client cannot tell "not there" from "not yours".
+ */
+export type NodeFetcher<Context> = (ctx: Context, ref: NodeRef) => Promise<object | null>;
