@@ -4,6 +4,7 @@ import path from "node:path";
 import { createClient, type Client } from "graphql-ws";
 import { WebSocket } from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { globalId } from "../../src/graphql/node.ts";
 import { buildGatewaySchema } from "../../src/graphql/schema.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { appSource, createApp, png, uploadAndWait, zip } from "../helpers/archives.ts";
@@ -173,9 +174,11 @@ interface GqlRow {
   upload?: () => Buffer;
   /** on B with A's ids compared with random ids (default: yes, unless superuser or self) */
   cross?: boolean;
+  /** refused by answering null, not FORBIDDEN (node, nodes: "not yours" looks like "not there") */
+  hides?: boolean;
 }
 
-const CASE_SEL = "caseId caseName externalId properties indices { caseId } parent { caseId } children { caseId } forms { id }";
+const CASE_SEL = "caseId caseName externalId properties indices { caseId } parent { caseId } children { caseId } forms { formId }";
 const LOC_SEL = "locationId name siteCode parent { locationId } children { locationId }";
 
 // biome-ignore format: one row per field reads as the table it is
@@ -194,6 +197,8 @@ const GQL_ROWS: GqlRow[] = [
   { field: "locationBySiteCode", type: "query", access: "locationRead", doc: (d, t) => ({ query: `{ locationBySiteCode(domain: "${d}", siteCode: "${t.siteCode}") { ${LOC_SEL} } }` }) },
   { field: "locationTypes", type: "query", access: "locationRead", doc: (d) => ({ query: `{ locationTypes(domain: "${d}") { code } }` }), cross: false },
   { field: "locations", type: "query", access: "locationRead", doc: (d, t) => ({ query: `{ locations(domain: "${d}", filter: { parentLocationId: "${t.locationId}" }) { totalCount nodes { locationId } } }` }) },
+  { field: "node", type: "query", access: "caseRead", hides: true, doc: (d, t) => ({ query: `{ node(id: "${globalId("Case", d, t.caseId)}") { id ... on Case { caseName } } }` }) },
+  { field: "nodes", type: "query", access: "caseRead", hides: true, doc: (d, t) => ({ query: `{ nodes(ids: ["${globalId("Case", d, t.caseId)}", "${globalId("Form", d, t.formId)}"]) { id ... on Form { xml } } }` }) },
   { field: "me", type: "query", access: "self", doc: () => ({ query: "{ me { username memberships { domain permissions } } }" }) },
   { field: "multimediaJob", type: "query", access: "apps", doc: (d, t) => ({ query: `{ multimediaJob(domain: "${d}", processingId: "${t.processingId}") { processingId complete result } }` }) },
   { field: "users", type: "query", access: "superuser", doc: (d) => ({ query: `{ users(domain: "${d}") { username } }` }) },
@@ -288,6 +293,13 @@ async function gqlResult(
   if (row.type === "subscription") return { status: 101, ...(await firstEvent(row, domain, t, user)) };
   const res = await sendGql(row, domain, t, user);
   return { status: res.status, ...(res.json as object) };
+}
+
+/** The refusal of `row`: FORBIDDEN, or for a row that hides, data of nulls and no error. */
+function expectRefused(row: GqlRow, result: Awaited<ReturnType<typeof gqlResult>>, message: string | undefined): void {
+  if (!row.hides) return expectForbidden(result, message);
+  expect(result.errors, JSON.stringify(result)).toBeUndefined();
+  expect(JSON.stringify(result.data).replace(/null/g, ""), JSON.stringify(result)).toMatch(/^\{"[a-z]+":\[?,?\]?\}$/);
 }
 
 /** FORBIDDEN and nothing else: no data for the field, no other error. */
@@ -469,7 +481,7 @@ describe(`tenant isolation matrix: ${REST_ROWS.length} REST rows and ${GQL_ROWS.
         const results = [];
         for (const t of [existing, random]) {
           const result = await gqlResult(row, A, t, users.bAll);
-          expectForbidden(result, row.access === "superuser" ? undefined : NOT_MEMBER(A));
+          expectRefused(row, result, row.access === "superuser" ? undefined : NOT_MEMBER(A));
           results.push(normalize(JSON.stringify(result)));
         }
         expect(results[0]).toBe(results[1]);
@@ -478,7 +490,7 @@ describe(`tenant isolation matrix: ${REST_ROWS.length} REST rows and ${GQL_ROWS.
         const results = [];
         for (const t of [existing, random]) {
           const result = await gqlResult(row, A, t, lackingFor(row.access)!);
-          expectForbidden(result, row.access === "superuser" ? undefined : NO_PERMISSION);
+          expectRefused(row, result, row.access === "superuser" ? undefined : NO_PERMISSION);
           results.push(normalize(JSON.stringify(result)));
         }
         expect(results[0]).toBe(results[1]);
