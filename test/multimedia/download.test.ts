@@ -40,7 +40,7 @@ async function stillServes(appId: string, name: string, bytes: Buffer) {
   expect(Buffer.compare(res.body as Buffer, bytes)).toBe(0);
 }
 
-describe("a media file whose stream fails ends that response only; the server answers the next request", () => {
+describe("F3: a media file whose stream fails ends that response only; the server answers the next request", () => {
   it("a stream failing before its first byte → 500 {success: false, error} in the family's shape, logged", async () => {
     const { appId, bytes } = await storedImage("first.png", 201);
     const logged = vi.spyOn(log, "error");
