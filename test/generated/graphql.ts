@@ -99,11 +99,15 @@ export type CreateUserInput = {
   username: string;
 };
 
-/** bounds as in REST: a date (whole day) or an ISO 8601 datetime */
+/** Bounds on a date field, as REST's `{field}.gt/.gte/.lt/.lte` parameters: each given bound applies (they AND). A date-only value covers its whole day. */
 export type DateRange = {
+  /** After this instant; a date means after the end of that day. Value: a date `YYYY-MM-DD` or an ISO 8601 datetime with or without offset (naive means UTC); an invalid value is BAD_USER_INPUT `Cannot parse datetime '<v>'`. */
   gt?: string | null | undefined;
+  /** At or after this instant; a date means from 00:00 UTC that day. Value: a date `YYYY-MM-DD` or an ISO 8601 datetime with or without offset (naive means UTC); an invalid value is BAD_USER_INPUT `Cannot parse datetime '<v>'`. */
   gte?: string | null | undefined;
+  /** Before this instant; a date means before 00:00 UTC that day. Value: a date `YYYY-MM-DD` or an ISO 8601 datetime with or without offset (naive means UTC); an invalid value is BAD_USER_INPUT `Cannot parse datetime '<v>'`. */
   lt?: string | null | undefined;
+  /** At or before this instant; a date means through the end of that day. Value: a date `YYYY-MM-DD` or an ISO 8601 datetime with or without offset (naive means UTC); an invalid value is BAD_USER_INPUT `Cannot parse datetime '<v>'`. */
   lte?: string | null | undefined;
 };
 
