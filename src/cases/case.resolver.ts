@@ -1,15 +1,17 @@
 import { filter, pipe } from "@graphql-yoga/subscription";
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
+import { ListCursors, connectionCost, connectionOf, pageOf, sliceOf, type ConnectionBound, type ConnectionValue } from "../graphql/connection.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
 import type { DateRangeInput } from "../graphql/date-range.types.ts";
 import { globalId, type NodeFetcher, type NodeTypeName } from "../graphql/node.ts";
 import { RELATION_LIST, boundedListCost, firstDescription, listSize, perIdCost } from "../graphql/list-bounds.ts";
 import { bulkActions, caseAction, type CaseItem } from "./case.actions.ts";
 import { CASE_CHANGED, type CaseChangedEvent } from "./case.events.ts";
-import { RANGE_OPS, type CaseQuery, type DateField } from "./case.query.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, RANGE_OPS, type CaseQueryFilter, type DateField, type Keyset } from "./case.query.ts";
 import type { CaseRecord } from "./case.record.ts";
 import type { WriteResult } from "./case.write.service.ts";
 import type { FormView } from "./form.repository.ts";
+import { isUuid } from "../util/ids.ts";
 import {
   ActorType,
   CaseBulkItemInput,
@@ -18,8 +20,10 @@ import {
   CaseConnectionType,
   CaseFetchResultType,
   CaseFilterInput,
+  CaseIndexRelationship,
   CaseIndexType,
   CaseInput,
+  CaseOrderBy,
   CaseType,
   CaseWriteResultType,
   FormType,
@@ -48,9 +52,9 @@ function addValues(to: Map<string, string[]>, name: string, values: string[]): v
   if (values.length) to.set(name, [...(to.get(name) ?? []), ...values]);
 }
 
-/** The filter and page size as the list query: lists OR their values, fields AND. */
-function caseQueryOf(filter: CaseFilterInput | null | undefined, first: number): CaseQuery {
-  const query: CaseQuery = { limit: first, exact: {}, properties: new Map(), indices: new Map(), ranges: [] };
+/** The filter as the list query's filters: lists OR their values, fields AND. */
+function caseFilterOf(filter: CaseFilterInput | null | undefined): CaseQueryFilter {
+  const query: CaseQueryFilter = { exact: {}, properties: new Map(), indices: new Map(), ranges: [] };
   if (!filter) return query;
   const exact = [
     ["external_id", filter.externalId],
@@ -70,6 +74,44 @@ function caseQueryOf(filter: CaseFilterInput | null | undefined, first: number):
     }
   }
   return query;
+}
+
+/** Page sizes of `cases`: REST's default and maximum, with REST's message beyond it. */
+const CASE_PAGES: ConnectionBound = {
+  defaultSize: DEFAULT_LIMIT,
+  maxSize: MAX_LIMIT,
+  tooLarge: `You cannot request more than ${MAX_LIMIT} cases per request.`,
+};
+
+/**
+ * The cursors of one case list: the fingerprint names the domain, the filter (value lists sorted,
+ * as they OR) and the order, so that equal lists share cursors and a cursor of another list is refused.
+ */
+function caseCursors(domain: string, filter: CaseQueryFilter, orderBy: CaseOrderBy): ListCursors {
+  const sorted = (values: readonly string[]) => [...new Set(values)].sort();
+  const byName = (map: Map<string, string[]>) => [...map].map(([name, values]) => [name, sorted(values)]).sort();
+  return new ListCursors(
+    ListCursors.fingerprint({
+      domain,
+      orderBy,
+      exact: Object.fromEntries(Object.entries(filter.exact).map(([field, values]) => [field, sorted(values)])),
+      closed: filter.closed,
+      properties: byName(filter.properties),
+      indices: byName(filter.indices),
+      ranges: filter.ranges,
+    }),
+  );
+}
+
+const KEYSET_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** A cursor's position as a keyset: indexed_on at microsecond precision and a case id, or undefined. */
+function keysetOf([indexedOn, caseId, ...rest]: string[]): Keyset | undefined {
+  if (rest.length || !indexedOn || !caseId || !KEYSET_TIME.test(indexedOn) || !isUuid(caseId)) return undefined;
+  // a time PostgreSQL would refuse (2020-02-30) is a malformed cursor, not a 500
+  const parsed = new Date(indexedOn);
+  if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 19) !== indexedOn.slice(0, 19)) return undefined;
+  return { indexedOn, caseId };
 }
 
 /** A GraphQL input as a write item (null means "not given", except for `create`, where it asks for an upsert). */
@@ -95,6 +137,9 @@ const FIRST_RELATED = firstDescription(
   "more are not returned: page through them all with cases(filter: {indices: [{name, caseIds}]})",
 );
 
+/** The `domain` argument of every case operation. */
+const DOMAIN_ARG = { description: "The name of the domain (project space) the cases belong to." };
+
 /** The form's device_id for writes made over GraphQL. */
 const GRAPHQL_DEVICE = "graphql";
 
@@ -102,44 +147,79 @@ const written = (result: WriteResult): CaseWriteResultType => ({ xformId: result
 
 @Resolver(() => CaseType)
 export class CaseResolver {
-  @Query(() => CaseConnectionType, { complexity: ({ args, childComplexity }) => 1 + Math.min(args.first ?? 20, 5000) * childComplexity })
+  @Query(() => CaseConnectionType, {
+    description:
+      "The cases of a domain (REST `GET /a/{domain}/api/case/v2/`) as a Relay connection: filtered as REST filters, in `orderBy` order, paged with `first`/`after` forward or `last`/`before` backward. Every edge has its own cursor.",
+    complexity: connectionCost(CASE_PAGES),
+  })
   async cases(
-    @Arg("domain", () => String) domain: string,
-    @Arg("filter", () => CaseFilterInput, { nullable: true }) filter: CaseFilterInput | null,
-    @Arg("first", () => Int, { nullable: true, defaultValue: 20 }) first: number,
-    @Arg("after", () => String, { nullable: true }) after: string | null,
+    @Arg("domain", () => String, { description: "The name of the domain whose cases to list." }) domain: string,
+    @Arg("filter", () => CaseFilterInput, { nullable: true, description: "Which cases to list; omitted: all of the domain's." })
+    filter: CaseFilterInput | null,
+    @Arg("orderBy", () => CaseOrderBy, {
+      nullable: true,
+      defaultValue: CaseOrderBy.INDEXED_ON_ASC,
+      description: "The order of the list (default INDEXED_ON_ASC, REST's order).",
+    })
+    orderBy: CaseOrderBy,
+    @Arg("first", () => Int, {
+      nullable: true,
+      description: `Page forward: at most this many cases from the start of the list, or right after \`after\` (0 to ${MAX_LIMIT}; default ${DEFAULT_LIMIT} when neither first nor last is given). Not with \`last\`.`,
+    })
+    first: number | null,
+    @Arg("after", () => String, {
+      nullable: true,
+      description:
+        "A cursor (an edge's `cursor` or `pageInfo.endCursor`): the page starts right after that edge. Only with the filter and orderBy that made it.",
+    })
+    after: string | null,
+    @Arg("last", () => Int, {
+      nullable: true,
+      description: `Page backward: at most this many cases from the end of the list, or right before \`before\` (0 to ${MAX_LIMIT}). Not with \`first\`.`,
+    })
+    last: number | null,
+    @Arg("before", () => String, {
+      nullable: true,
+      description:
+        "A cursor (an edge's `cursor` or `pageInfo.startCursor`): the page ends right before that edge. Only with the filter and orderBy that made it.",
+    })
+    before: string | null,
     @Ctx() ctx: GraphQLContext,
-  ): Promise<CaseConnectionType> {
-    const { caseReads } = ctx.services;
+  ): Promise<ConnectionValue<CaseNode>> {
     const scope = await ctx.loaders.cases.reads(domain);
-    // with `after`, the cursor's query wins (as REST's `cursor` does): filter and first are its own
-    const state = after ? caseReads.cursors.decode(after) : { query: caseQueryOf(filter, first), after: undefined };
-    const page = await scope.list(state.query, state.after);
-    const nextCursor = page.next ? caseReads.cursors.encode({ ...state, after: page.next }) : undefined;
-    const nodes = page.records.map(toNode);
-    const cursor = nextCursor ?? after ?? "";
-    return {
-      totalCount: page.total,
-      nodes,
-      edges: nodes.map((node) => ({ cursor, node })),
-      pageInfo: { hasNextPage: Boolean(nextCursor), endCursor: nextCursor ?? null },
-    };
+    const query = caseFilterOf(filter);
+    const cursors = caseCursors(domain, query, orderBy);
+    const slice = sliceOf({ first, after, last, before }, CASE_PAGES, (cursor, argument) => cursors.decode(cursor, argument, keysetOf));
+    const { read, total, outside } = await scope.slice(query, { ...slice, order: orderBy });
+    return connectionOf(
+      pageOf(slice, read, outside),
+      total,
+      (c) => toNode(c.record),
+      (c) => cursors.encode([c.key.indexedOn, c.key.caseId]),
+    );
   }
 
-  @Query(() => CaseType, { nullable: true })
+  @Query(() => CaseType, {
+    nullable: true,
+    description: "The case with this id (REST `GET {case_id}`); null when there is none in the domain.",
+  })
   async case(
-    @Arg("domain", () => String) domain: string,
-    @Arg("caseId", () => ID) caseId: string,
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("caseId", () => ID, { description: "The case id (UUID, REST `case_id`); any letter case." }) caseId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseNode | null> {
     const record = await (await ctx.loaders.cases.reads(domain)).byId(caseId);
     return record ? toNode(record) : null;
   }
 
-  @Query(() => CaseType, { nullable: true, description: "the oldest case with this external id" })
+  @Query(() => CaseType, {
+    nullable: true,
+    description:
+      "The case with this external id (REST `GET ext/{ext_id}/`); when several have it, the oldest (by dateOpened, then caseId); null when none.",
+  })
   async caseByExternalId(
-    @Arg("domain", () => String) domain: string,
-    @Arg("externalId", () => String) externalId: string,
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("externalId", () => String, { description: "The external id, exact and case-sensitive." }) externalId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseNode | null> {
     const record = await (await ctx.loaders.cases.reads(domain)).byExternalId(externalId);
@@ -147,13 +227,19 @@ export class CaseResolver {
   }
 
   @Query(() => CaseFetchResultType, {
-    description: "bulk fetch: one entry per requested id, case ids first (at most 5000 ids)",
+    description:
+      "Bulk fetch (REST `POST bulk-fetch/`): one entry per requested id, case ids first, in request order; at least one id, at most 5000 in all.",
     complexity: perIdCost("caseIds", "externalIds"),
   })
   async casesByIds(
-    @Arg("domain", () => String) domain: string,
-    @Arg("caseIds", () => [String], { nullable: true }) caseIds: string[] | null,
-    @Arg("externalIds", () => [String], { nullable: true }) externalIds: string[] | null,
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("caseIds", () => [String], { nullable: true, description: "Case ids (UUIDs) to fetch (REST `case_ids`); duplicates repeat their entry." })
+    caseIds: string[] | null,
+    @Arg("externalIds", () => [String], {
+      nullable: true,
+      description: "External ids to fetch (REST `external_ids`), each giving its oldest case; duplicates repeat their entry.",
+    })
+    externalIds: string[] | null,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseFetchResultType> {
     // through the request's loaders, so that aliased bulk fetches share their queries
@@ -168,39 +254,46 @@ export class CaseResolver {
 
   @Query(() => FormType, { nullable: true, description: "The form a write stored, by its id (the write's xformId)." })
   async form(
-    @Arg("domain", () => String, { description: "the domain the form belongs to" }) domain: string,
-    @Arg("formId", () => ID, { description: "the form's id: a write's xformId" }) formId: string,
+    @Arg("domain", () => String, { description: "The name of the domain the form belongs to." }) domain: string,
+    @Arg("formId", () => ID, { description: "The form's id: a write's xformId." }) formId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<FormView | null> {
     return (await ctx.loaders.cases.reads(domain)).form(formId);
   }
 
-  @Mutation(() => CaseWriteResultType)
+  @Mutation(() => CaseWriteResultType, {
+    description: "Creates a case (REST `POST` with an object), with the same validation and messages; stores one form.",
+  })
   async createCase(
-    @Arg("domain", () => String) domain: string,
-    @Arg("input", () => CaseInput) input: CaseInput,
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("input", () => CaseInput, { description: "The new case; caseType, caseName and ownerId are required." }) input: CaseInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseWriteResultType> {
     const scope = await ctx.services.caseWrites.in(ctx.principal, domain);
     return written(await scope.write([caseAction(itemOf(input), { kind: "create" })], { deviceId: GRAPHQL_DEVICE, bulk: false }));
   }
 
-  @Mutation(() => CaseWriteResultType)
+  @Mutation(() => CaseWriteResultType, {
+    description: "Updates the case with this id (REST `PUT {case_id}`): only the fields given change; stores one form.",
+  })
   async updateCase(
-    @Arg("domain", () => String) domain: string,
-    @Arg("caseId", () => ID) caseId: string,
-    @Arg("input", () => CaseInput) input: CaseInput,
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("caseId", () => ID, { description: "The id (UUID) of the case to update." }) caseId: string,
+    @Arg("input", () => CaseInput, { description: "The fields to change." }) input: CaseInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseWriteResultType> {
     const scope = await ctx.services.caseWrites.in(ctx.principal, domain);
     return written(await scope.write([caseAction(itemOf(input), { kind: "update", caseId })], { deviceId: GRAPHQL_DEVICE, bulk: false }));
   }
 
-  @Mutation(() => CaseWriteResultType, { description: "updates the case with this external id, or creates it" })
+  @Mutation(() => CaseWriteResultType, {
+    description: "Updates the case with this external id, or creates it when there is none (REST `PUT ext/{ext_id}/`); stores one form.",
+  })
   async upsertCase(
-    @Arg("domain", () => String) domain: string,
-    @Arg("externalId", () => String) externalId: string,
-    @Arg("input", () => CaseInput) input: CaseInput,
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("externalId", () => String, { description: "The external id that names the case (exact, case-sensitive)." }) externalId: string,
+    @Arg("input", () => CaseInput, { description: "The fields to set; to create, caseType, caseName and ownerId are required." })
+    input: CaseInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseWriteResultType> {
     const scope = await ctx.services.caseWrites.in(ctx.principal, domain);
@@ -208,10 +301,12 @@ export class CaseResolver {
     return written(await scope.write([action], { deviceId: GRAPHQL_DEVICE, bulk: false }));
   }
 
-  @Mutation(() => CaseBulkWriteResultType, { description: "up to 100 creates, updates and upserts in one form" })
+  @Mutation(() => CaseBulkWriteResultType, {
+    description: "Up to 100 creates, updates and upserts in one form (REST `POST`/`PUT` with a list): all are written or, on any error, none.",
+  })
   async bulkWriteCases(
-    @Arg("domain", () => String) domain: string,
-    @Arg("items", () => [CaseBulkItemInput]) items: CaseBulkItemInput[],
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("items", () => [CaseBulkItemInput], { description: "The writes, 1 to 100; errors name their row (from 1)." }) items: CaseBulkItemInput[],
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseBulkWriteResultType> {
     const scope = await ctx.services.caseWrites.in(ctx.principal, domain);
@@ -220,7 +315,8 @@ export class CaseResolver {
   }
 
   @Subscription(() => CaseChangeType, {
-    description: "every committed write to a case of the domain (of caseType, when given)",
+    description:
+      "Pushes every committed write to a case of the domain (of caseType, when given), from any process; read permission is checked when it starts.",
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphQLContext;
       // the permission to read the domain's cases, checked once when the subscription starts
@@ -233,8 +329,10 @@ export class CaseResolver {
   })
   caseChanged(
     @Root() event: CaseChangedEvent,
-    @Arg("domain", () => String) _domain: string,
-    @Arg("caseType", () => String, { nullable: true }) _caseType: string | null,
+    @Arg("domain", () => String, DOMAIN_ARG) _domain: string,
+    @Arg("caseType", () => String, { nullable: true, description: "Only writes that leave a case of this type; omitted: all." }) _caseType:
+      | string
+      | null,
   ): CaseChangeType {
     return event;
   }
@@ -244,29 +342,34 @@ export class CaseResolver {
     return globalId("Case", c.domain, c.caseId);
   }
 
-  @FieldResolver(() => [CaseIndexType])
+  @FieldResolver(() => [CaseIndexType], {
+    description: "The case's indices (REST `indices`, as a list): its links to other cases, e.g. `parent`; empty when none.",
+  })
   indices(@Root() c: CaseNode): CaseIndexType[] {
     return c.indices.map((i) => ({
       name: i.name,
       caseId: i.referencedId,
       caseType: i.referencedType,
-      relationship: i.relationship,
+      relationship: i.relationship as CaseIndexRelationship,
       domain: c.domain,
     }));
   }
 
-  @FieldResolver(() => CaseType, { nullable: true, description: "the case its `parent` index points at" })
+  @FieldResolver(() => CaseType, {
+    nullable: true,
+    description: "The case its `parent` index points at; null when it has none or that case is gone.",
+  })
   async parent(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<CaseNode | null> {
     return indexTarget(c, "parent", ctx);
   }
 
-  @FieldResolver(() => CaseType, { nullable: true, description: "the case its `host` index points at" })
+  @FieldResolver(() => CaseType, { nullable: true, description: "The case its `host` index points at; null when it has none or that case is gone." })
   async host(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<CaseNode | null> {
     return indexTarget(c, "host", ctx);
   }
 
   @FieldResolver(() => [CaseType], {
-    description: "cases that index this one with relationship child, by case id",
+    description: "The cases that index this one with relationship CHILD, by case id.",
     complexity: boundedListCost(RELATION_LIST),
   })
   async children(
@@ -278,7 +381,7 @@ export class CaseResolver {
   }
 
   @FieldResolver(() => [CaseType], {
-    description: "cases that index this one with relationship extension, by case id",
+    description: "The cases that index this one with relationship EXTENSION, by case id.",
     complexity: boundedListCost(RELATION_LIST),
   })
   async extensions(
@@ -290,7 +393,7 @@ export class CaseResolver {
   }
 
   @FieldResolver(() => [FormType], {
-    description: "the forms that wrote this case, oldest first",
+    description: "The forms that wrote this case, oldest first.",
     complexity: boundedListCost(RELATION_LIST),
   })
   async forms(
@@ -307,7 +410,7 @@ export class CaseResolver {
     return ctx.loaders.cases.forms(c.domain, c.caseId, size);
   }
 
-  @FieldResolver(() => ActorType, { nullable: true, description: "who submitted the form that created the case" })
+  @FieldResolver(() => ActorType, { nullable: true, description: "Who submitted the form that created the case; null when that form is not stored." })
   async openedBy(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<ActorType | null> {
     const [first] = await ctx.loaders.cases.forms(c.domain, c.caseId, 1);
     return first ? { id: first.userId, username: first.username } : null;
@@ -328,7 +431,7 @@ export class FormResolver {
     return globalId("Form", form.domain, form.id);
   }
 
-  @FieldResolver(() => ID, { description: "the form's id: the xform_id of the write that stored it" })
+  @FieldResolver(() => ID, { description: "The form's id: the xformId (REST `xform_id`) of the write that stored it." })
   formId(@Root() form: FormView): string {
     return form.id;
   }
@@ -345,7 +448,11 @@ export const CASE_NODES: Partial<Record<NodeTypeName, NodeFetcher<GraphQLContext
 
 @Resolver(() => CaseIndexType)
 export class CaseIndexResolver {
-  @FieldResolver(() => CaseType, { nullable: true, name: "case" })
+  @FieldResolver(() => CaseType, {
+    nullable: true,
+    name: "case",
+    description: "The case the index points at; null when it is not (or no longer) in the domain.",
+  })
   async referencedCase(@Root() index: CaseIndexType, @Ctx() ctx: GraphQLContext): Promise<CaseNode | null> {
     const target = await ctx.loaders.cases.case(index.domain, index.caseId);
     return target ? toNode(target) : null;

@@ -4,51 +4,89 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
-/** one item of a bulk write, as in REST */
+/** One item of a bulk write (an element of REST's list payload): CaseInput plus what says which case. */
 export type CaseBulkItem = {
+  /** The case to update (REST `case_id`), for `create: false`. */
   caseId?: string | null | undefined;
+  /** The case name (REST `case_name`); required to create. */
   caseName?: string | null | undefined;
+  /** The case type (REST `case_type`); required to create. */
   caseType?: string | null | undefined;
+  /** True closes the case (REST `close`). */
   close?: boolean | null | undefined;
-  /** true: create; false: update; null: upsert by externalId */
+  /** True: create; false: update caseId; null: upsert by externalId (REST `create`). */
   create?: boolean | null | undefined;
+  /** An id from another system (REST `external_id`). */
   externalId?: string | null | undefined;
-  /** index name to {case_id | external_id | temporary_id, case_type, relationship} */
+  /** Indices to set (REST `indices`): index name to `{"case_id" | "external_id" | "temporary_id": …, "case_type": …, "relationship": "child" | "extension"}`. */
   indices?: unknown;
+  /** The owner id (REST `owner_id`); required to create. */
   ownerId?: string | null | undefined;
-  /** property name to string value */
+  /** Properties to set (REST `properties`): property name (an XML identifier) to string value; others are kept. */
   properties?: unknown;
+  /** A name for a case created by this request, which other items' indices may point at (REST `temporary_id`). */
   temporaryId?: string | null | undefined;
 };
 
-/** the REST list filters: lists OR their values, fields AND */
+/** The REST list filters (CONTRACT §2): a list ORs its values, different fields AND. Omitted fields filter nothing. */
 export type CaseFilter = {
+  /** Cases with one of these names (REST `case_name`). Any of these values (exact, case-sensitive); omitted or empty filters nothing. */
   caseName?: Array<string> | null | undefined;
+  /** Cases of one of these types (REST `case_type`). Any of these values (exact, case-sensitive); omitted or empty filters nothing. */
   caseType?: Array<string> | null | undefined;
+  /** Only closed (true) or only open (false) cases (REST `closed`); omitted: both. */
   closed?: boolean | null | undefined;
+  /** Bounds on dateClosed (REST `date_closed.gt/gte/lt/lte`); open cases never match. */
   dateClosed?: DateRange | null | undefined;
+  /** Bounds on dateOpened (REST `date_opened.gt/gte/lt/lte`). */
   dateOpened?: DateRange | null | undefined;
+  /** Cases with one of these external ids (REST `external_id`). Any of these values (exact, case-sensitive); omitted or empty filters nothing. */
   externalId?: Array<string> | null | undefined;
+  /** Bounds on indexedOn (REST `indexed_on.gt/gte/lt/lte`). */
   indexedOn?: DateRange | null | undefined;
+  /** Index filters, each one ANDed (REST `indices.{name}`). */
   indices?: Array<IndexFilter> | null | undefined;
+  /** Bounds on lastModified (REST `last_modified.gt/gte/lt/lte`). */
   lastModified?: DateRange | null | undefined;
+  /** Cases owned by one of these owner ids (REST `owner_id`). Any of these values (exact, case-sensitive); omitted or empty filters nothing. */
   ownerId?: Array<string> | null | undefined;
+  /** Property filters, each one ANDed (REST `properties.{name}`). */
   properties?: Array<PropertyFilter> | null | undefined;
+  /** Bounds on serverLastModified (REST `server_last_modified.gt/gte/lt/lte`). */
   serverLastModified?: DateRange | null | undefined;
 };
 
-/** a case write payload; properties and indices as in REST */
+/** How a case relates to the case its index points at (REST `relationship`: `child` or `extension`). */
+export type CaseIndexRelationship =
+  /** REST `child`: the case is a child of the indexed case (e.g. a visit of a patient). */
+  | 'CHILD'
+  /** REST `extension`: the case extends the indexed case and lives and closes with it. */
+  | 'EXTENSION';
+
+/** A case write (REST payload): omitted or null fields are left as they are on update; properties and indices keep REST's JSON shape. */
 export type CaseInput = {
+  /** The case name (REST `case_name`); required to create. */
   caseName?: string | null | undefined;
+  /** The case type (REST `case_type`); required to create. */
   caseType?: string | null | undefined;
+  /** True closes the case (REST `close`). */
   close?: boolean | null | undefined;
+  /** An id from another system (REST `external_id`). */
   externalId?: string | null | undefined;
-  /** index name to {case_id | external_id | temporary_id, case_type, relationship} */
+  /** Indices to set (REST `indices`): index name to `{"case_id" | "external_id" | "temporary_id": …, "case_type": …, "relationship": "child" | "extension"}`. */
   indices?: unknown;
+  /** The owner id (REST `owner_id`); required to create. */
   ownerId?: string | null | undefined;
-  /** property name to string value */
+  /** Properties to set (REST `properties`): property name (an XML identifier) to string value; others are kept. */
   properties?: unknown;
 };
+
+/** The order of a case list. Ties of indexedOn are broken by caseId in the same direction, so the order is total. */
+export type CaseOrderBy =
+  /** Oldest indexedOn first, then caseId ascending: the REST list's order (the default). */
+  | 'INDEXED_ON_ASC'
+  /** Newest indexedOn first, then caseId descending: recently changed cases first. */
+  | 'INDEXED_ON_DESC';
 
 export type CreateOAuthClientInput = {
   /** password, refresh_token, client_credentials */
@@ -68,17 +106,23 @@ export type CreateUserInput = {
   username: string;
 };
 
-/** bounds as in REST: a date (whole day) or an ISO 8601 datetime */
+/** Bounds on a date field, as REST's `{field}.gt/.gte/.lt/.lte` parameters: each given bound applies (they AND). A date-only value covers its whole day. */
 export type DateRange = {
+  /** After this instant; a date means after the end of that day. Value: a date `YYYY-MM-DD` or an ISO 8601 datetime with or without offset (naive means UTC); an invalid value is BAD_USER_INPUT `Cannot parse datetime '<v>'`. */
   gt?: string | null | undefined;
+  /** At or after this instant; a date means from 00:00 UTC that day. Value: a date `YYYY-MM-DD` or an ISO 8601 datetime with or without offset (naive means UTC); an invalid value is BAD_USER_INPUT `Cannot parse datetime '<v>'`. */
   gte?: string | null | undefined;
+  /** Before this instant; a date means before 00:00 UTC that day. Value: a date `YYYY-MM-DD` or an ISO 8601 datetime with or without offset (naive means UTC); an invalid value is BAD_USER_INPUT `Cannot parse datetime '<v>'`. */
   lt?: string | null | undefined;
+  /** At or before this instant; a date means through the end of that day. Value: a date `YYYY-MM-DD` or an ISO 8601 datetime with or without offset (naive means UTC); an invalid value is BAD_USER_INPUT `Cannot parse datetime '<v>'`. */
   lte?: string | null | undefined;
 };
 
+/** Cases whose index of this name points at one of these cases (REST `indices.{name}={case_id}`). */
 export type IndexFilter = {
+  /** Any of these case ids (UUIDs); an empty list filters nothing. */
   caseIds: Array<string>;
-  /** index name, e.g. parent or host */
+  /** The index name, e.g. `parent` or `host`. */
   name: string;
 };
 
@@ -120,9 +164,11 @@ export type LocationTypeInput = {
   parentCode?: string | null | undefined;
 };
 
+/** Cases whose property has one of these values (REST `properties.{name}=value`). */
 export type PropertyFilter = {
+  /** The property name; exact and case-sensitive. */
   name: string;
-  /** any of these values; an empty string matches unset too */
+  /** Any of these values (exact, case-sensitive); an empty string matches a property that is unset as well as empty. An empty list filters nothing. */
   values: Array<string>;
 };
 
@@ -206,6 +252,19 @@ export type GqlAppsOfTwoDomainsQueryVariables = Exact<{
 
 export type GqlAppsOfTwoDomainsQuery = { first: Array<{ name: string, versions: Array<{ version: number }>, multimediaReferences: Array<{ path: string, present: boolean }>, multimedia: Array<{ md5: string }> }>, second: Array<{ name: string, versions: Array<{ version: number }>, multimediaReferences: Array<{ path: string, present: boolean }>, multimedia: Array<{ md5: string }> }> };
 
+export type ConnCasesPageQueryVariables = Exact<{
+  domain: string;
+  filter?: CaseFilter | null | undefined;
+  orderBy?: CaseOrderBy | null | undefined;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  last?: number | null | undefined;
+  before?: string | null | undefined;
+}>;
+
+
+export type ConnCasesPageQuery = { cases: { totalCount: number, edges: Array<{ cursor: string, node: { caseId: string } }>, nodes: Array<{ caseId: string }>, pageInfo: { hasNextPage: boolean, hasPreviousPage: boolean, startCursor: string | null, endCursor: string | null } } };
+
 export type GqlCreateCaseMutationVariables = Exact<{
   domain: string;
   input: CaseInput;
@@ -256,7 +315,7 @@ export type GqlCasesWithRelationsQueryVariables = Exact<{
 }>;
 
 
-export type GqlCasesWithRelationsQuery = { cases: { nodes: Array<{ caseId: string, parent: { caseId: string, caseName: string } | null, indices: Array<{ name: string, relationship: string, case: { caseId: string } | null }>, openedBy: { username: string } | null }> } };
+export type GqlCasesWithRelationsQuery = { cases: { nodes: Array<{ caseId: string, parent: { caseId: string, caseName: string } | null, indices: Array<{ name: string, relationship: CaseIndexRelationship, case: { caseId: string } | null }>, openedBy: { username: string } | null }> } };
 
 export type GqlRelationsQueryVariables = Exact<{
   domain: string;
@@ -418,6 +477,7 @@ export const ListingDocument = {"kind":"Document","definitions":[{"kind":"Operat
 export const MeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Me"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"me"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"username"}},{"kind":"Field","name":{"kind":"Name","value":"isSuperuser"}},{"kind":"Field","name":{"kind":"Name","value":"memberships"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"domain"}},{"kind":"Field","name":{"kind":"Name","value":"permissions"}}]}}]}}]}}]} as unknown as DocumentNode<MeQuery, MeQueryVariables>;
 export const GqlAppsWithMediaDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"GqlAppsWithMedia"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"domain"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"apps"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"domain"},"value":{"kind":"Variable","name":{"kind":"Name","value":"domain"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"versions"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"source"}}]}},{"kind":"Field","name":{"kind":"Name","value":"multimediaReferences"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"path"}},{"kind":"Field","name":{"kind":"Name","value":"mediaType"}},{"kind":"Field","name":{"kind":"Name","value":"present"}},{"kind":"Field","name":{"kind":"Name","value":"file"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"md5"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"multimedia"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"md5"}},{"kind":"Field","name":{"kind":"Name","value":"mediaClass"}}]}}]}}]}}]} as unknown as DocumentNode<GqlAppsWithMediaQuery, GqlAppsWithMediaQueryVariables>;
 export const GqlAppsOfTwoDomainsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"GqlAppsOfTwoDomains"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"first"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"second"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","alias":{"kind":"Name","value":"first"},"name":{"kind":"Name","value":"apps"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"domain"},"value":{"kind":"Variable","name":{"kind":"Name","value":"first"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"versions"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"version"}}]}},{"kind":"Field","name":{"kind":"Name","value":"multimediaReferences"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"path"}},{"kind":"Field","name":{"kind":"Name","value":"present"}}]}},{"kind":"Field","name":{"kind":"Name","value":"multimedia"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"md5"}}]}}]}},{"kind":"Field","alias":{"kind":"Name","value":"second"},"name":{"kind":"Name","value":"apps"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"domain"},"value":{"kind":"Variable","name":{"kind":"Name","value":"second"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"versions"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"version"}}]}},{"kind":"Field","name":{"kind":"Name","value":"multimediaReferences"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"path"}},{"kind":"Field","name":{"kind":"Name","value":"present"}}]}},{"kind":"Field","name":{"kind":"Name","value":"multimedia"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"md5"}}]}}]}}]}}]} as unknown as DocumentNode<GqlAppsOfTwoDomainsQuery, GqlAppsOfTwoDomainsQueryVariables>;
+export const ConnCasesPageDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ConnCasesPage"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"domain"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"filter"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"CaseFilter"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"orderBy"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"CaseOrderBy"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"first"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"last"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"before"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cases"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"domain"},"value":{"kind":"Variable","name":{"kind":"Name","value":"domain"}}},{"kind":"Argument","name":{"kind":"Name","value":"filter"},"value":{"kind":"Variable","name":{"kind":"Name","value":"filter"}}},{"kind":"Argument","name":{"kind":"Name","value":"orderBy"},"value":{"kind":"Variable","name":{"kind":"Name","value":"orderBy"}}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"Variable","name":{"kind":"Name","value":"first"}}},{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}},{"kind":"Argument","name":{"kind":"Name","value":"last"},"value":{"kind":"Variable","name":{"kind":"Name","value":"last"}}},{"kind":"Argument","name":{"kind":"Name","value":"before"},"value":{"kind":"Variable","name":{"kind":"Name","value":"before"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"totalCount"}},{"kind":"Field","name":{"kind":"Name","value":"edges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cursor"}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"caseId"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"caseId"}}]}},{"kind":"Field","name":{"kind":"Name","value":"pageInfo"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hasNextPage"}},{"kind":"Field","name":{"kind":"Name","value":"hasPreviousPage"}},{"kind":"Field","name":{"kind":"Name","value":"startCursor"}},{"kind":"Field","name":{"kind":"Name","value":"endCursor"}}]}}]}}]}}]} as unknown as DocumentNode<ConnCasesPageQuery, ConnCasesPageQueryVariables>;
 export const GqlCreateCaseDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"GqlCreateCase"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"domain"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CaseInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createCase"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"domain"},"value":{"kind":"Variable","name":{"kind":"Name","value":"domain"}}},{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"xformId"}},{"kind":"Field","name":{"kind":"Name","value":"case"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"caseId"}},{"kind":"Field","name":{"kind":"Name","value":"caseName"}},{"kind":"Field","name":{"kind":"Name","value":"externalId"}},{"kind":"Field","name":{"kind":"Name","value":"properties"}},{"kind":"Field","name":{"kind":"Name","value":"closed"}}]}}]}}]}}]} as unknown as DocumentNode<GqlCreateCaseMutation, GqlCreateCaseMutationVariables>;
 export const GqlUpdateCaseDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"GqlUpdateCase"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"domain"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"caseId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CaseInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"updateCase"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"domain"},"value":{"kind":"Variable","name":{"kind":"Name","value":"domain"}}},{"kind":"Argument","name":{"kind":"Name","value":"caseId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"caseId"}}},{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"case"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"caseName"}},{"kind":"Field","name":{"kind":"Name","value":"properties"}},{"kind":"Field","name":{"kind":"Name","value":"closed"}},{"kind":"Field","name":{"kind":"Name","value":"dateClosed"}}]}}]}}]}}]} as unknown as DocumentNode<GqlUpdateCaseMutation, GqlUpdateCaseMutationVariables>;
 export const GqlUpsertCaseDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"GqlUpsertCase"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"domain"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"externalId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CaseInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"upsertCase"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"domain"},"value":{"kind":"Variable","name":{"kind":"Name","value":"domain"}}},{"kind":"Argument","name":{"kind":"Name","value":"externalId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"externalId"}}},{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"case"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"caseId"}},{"kind":"Field","name":{"kind":"Name","value":"caseName"}}]}}]}}]}}]} as unknown as DocumentNode<GqlUpsertCaseMutation, GqlUpsertCaseMutationVariables>;

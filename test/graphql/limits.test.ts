@@ -66,6 +66,12 @@ describe("GraphQL limits", () => {
       const nested = await send(`{ cases(domain: "demo", first: 5000) { nodes { ${FULL_CASE} children { caseId children { caseId } } } } }`);
       expect(nested.status).toBe(400);
       expect(nested.body.errors[0].extensions.code).toBe("QUERY_TOO_COMPLEX");
+      // `last` multiplies as `first` does, through edges as through nodes
+      const backward = await send(
+        `{ cases(domain: "demo", last: 5000) { edges { node { ${FULL_CASE} children { caseId children { caseId } } } } } }`,
+      );
+      expect(backward.status).toBe(400);
+      expect(backward.body.errors[0].extensions.code).toBe("QUERY_TOO_COMPLEX");
     } finally {
       await defaults.close();
     }
