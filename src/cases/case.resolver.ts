@@ -122,7 +122,8 @@ export class CaseResolver {
       totalCount: page.total,
       nodes,
       edges: nodes.map((node) => ({ cursor, node })),
-      pageInfo: { hasNextPage: Boolean(nextCursor), endCursor: nextCursor ?? null },
+      // bridge to the shared PageInfo until cases page the Relay way (relay-cases replaces this)
+      pageInfo: { hasNextPage: Boolean(nextCursor), hasPreviousPage: Boolean(after), startCursor: null, endCursor: nextCursor ?? null },
     };
   }
 

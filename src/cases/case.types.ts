@@ -2,6 +2,7 @@ import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
 import { DateRangeInput } from "../graphql/date-range.types.ts";
 import { NodeInterface } from "../graphql/node.ts";
+import { PageInfoType } from "../graphql/connection.ts";
 
 /**
  * GraphQL shapes of the Case API. The resolver maps the inputs straight into the typed commands
@@ -105,15 +106,6 @@ export class FormType {
 
   @Field(() => [String])
   caseIds!: string[];
-}
-
-@ObjectType("PageInfo")
-export class PageInfoType {
-  @Field(() => Boolean)
-  hasNextPage!: boolean;
-
-  @Field(() => String, { nullable: true })
-  endCursor!: string | null;
 }
 
 @ObjectType("CaseEdge")
