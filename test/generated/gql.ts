@@ -23,6 +23,9 @@ type Documents = {
     "\n  mutation CreateOAuthClient($input: CreateOAuthClientInput!) {\n    createOAuthClient(input: $input) { clientId clientSecret client { name grants } }\n  }\n": typeof types.CreateOAuthClientDocument,
     "\n  query Listing($username: String!, $domain: String) {\n    domains { name }\n    users(domain: $domain) { username }\n    apiKeys(username: $username) { prefix revokedAt }\n  }\n": typeof types.ListingDocument,
     "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n": typeof types.MeDocument,
+    "\n  query AdminNodeMe {\n    me { id username }\n  }\n": typeof types.AdminNodeMeDocument,
+    "\n  query AdminNodeDomains {\n    domains { id name }\n  }\n": typeof types.AdminNodeDomainsDocument,
+    "\n  query AdminNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on User { username memberships { domain permissions } }\n      ... on Domain { name }\n    }\n  }\n": typeof types.AdminNodeByIdDocument,
     "\n  query GqlAppsWithMedia($domain: String!) {\n    apps(domain: $domain) {\n      name\n      versions { version source }\n      multimediaReferences { path mediaType present file { md5 } }\n      multimedia { md5 mediaClass }\n    }\n  }\n": typeof types.GqlAppsWithMediaDocument,
     "\n  query GqlAppsOfTwoDomains($first: String!, $second: String!) {\n    first: apps(domain: $first) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n    second: apps(domain: $second) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n  }\n": typeof types.GqlAppsOfTwoDomainsDocument,
     "\n  mutation GqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { caseId caseName externalId properties closed } }\n  }\n": typeof types.GqlCreateCaseDocument,
@@ -49,6 +52,8 @@ type Documents = {
     "\n  query GqlBySiteCode($domain: String!, $siteCode: String!) {\n    locationBySiteCode(domain: $domain, siteCode: $siteCode) { name }\n  }\n": typeof types.GqlBySiteCodeDocument,
     "\n  mutation GqlUpdateLocationType($domain: String!, $code: String!, $name: String, $parentCode: String) {\n    updateLocationType(domain: $domain, code: $code, name: $name, parentCode: $parentCode) { code name parentCode }\n  }\n": typeof types.GqlUpdateLocationTypeDocument,
     "\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n": typeof types.GqlDeleteLocationTypeDocument,
+    "\n  query LocationNodeIds($domain: String!, $locationId: ID!) {\n    location(domain: $domain, locationId: $locationId) { id locationId locationType { id code } }\n    locationTypes(domain: $domain) { id code }\n  }\n": typeof types.LocationNodeIdsDocument,
+    "\n  query LocationNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Location { locationId name locationType { code } }\n      ... on LocationType { code name parentCode }\n    }\n  }\n": typeof types.LocationNodeByIdDocument,
 };
 const documents: Documents = {
     "\n  mutation CreateDomain($name: String!) {\n    createDomain(name: $name) { id name }\n  }\n": types.CreateDomainDocument,
@@ -60,6 +65,9 @@ const documents: Documents = {
     "\n  mutation CreateOAuthClient($input: CreateOAuthClientInput!) {\n    createOAuthClient(input: $input) { clientId clientSecret client { name grants } }\n  }\n": types.CreateOAuthClientDocument,
     "\n  query Listing($username: String!, $domain: String) {\n    domains { name }\n    users(domain: $domain) { username }\n    apiKeys(username: $username) { prefix revokedAt }\n  }\n": types.ListingDocument,
     "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n": types.MeDocument,
+    "\n  query AdminNodeMe {\n    me { id username }\n  }\n": types.AdminNodeMeDocument,
+    "\n  query AdminNodeDomains {\n    domains { id name }\n  }\n": types.AdminNodeDomainsDocument,
+    "\n  query AdminNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on User { username memberships { domain permissions } }\n      ... on Domain { name }\n    }\n  }\n": types.AdminNodeByIdDocument,
     "\n  query GqlAppsWithMedia($domain: String!) {\n    apps(domain: $domain) {\n      name\n      versions { version source }\n      multimediaReferences { path mediaType present file { md5 } }\n      multimedia { md5 mediaClass }\n    }\n  }\n": types.GqlAppsWithMediaDocument,
     "\n  query GqlAppsOfTwoDomains($first: String!, $second: String!) {\n    first: apps(domain: $first) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n    second: apps(domain: $second) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n  }\n": types.GqlAppsOfTwoDomainsDocument,
     "\n  mutation GqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { caseId caseName externalId properties closed } }\n  }\n": types.GqlCreateCaseDocument,
@@ -86,6 +94,8 @@ const documents: Documents = {
     "\n  query GqlBySiteCode($domain: String!, $siteCode: String!) {\n    locationBySiteCode(domain: $domain, siteCode: $siteCode) { name }\n  }\n": types.GqlBySiteCodeDocument,
     "\n  mutation GqlUpdateLocationType($domain: String!, $code: String!, $name: String, $parentCode: String) {\n    updateLocationType(domain: $domain, code: $code, name: $name, parentCode: $parentCode) { code name parentCode }\n  }\n": types.GqlUpdateLocationTypeDocument,
     "\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n": types.GqlDeleteLocationTypeDocument,
+    "\n  query LocationNodeIds($domain: String!, $locationId: ID!) {\n    location(domain: $domain, locationId: $locationId) { id locationId locationType { id code } }\n    locationTypes(domain: $domain) { id code }\n  }\n": types.LocationNodeIdsDocument,
+    "\n  query LocationNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Location { locationId name locationType { code } }\n      ... on LocationType { code name parentCode }\n    }\n  }\n": types.LocationNodeByIdDocument,
 };
 
 /**
@@ -138,6 +148,18 @@ export function graphql(source: "\n  query Listing($username: String!, $domain: 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n"): (typeof documents)["\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query AdminNodeMe {\n    me { id username }\n  }\n"): (typeof documents)["\n  query AdminNodeMe {\n    me { id username }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query AdminNodeDomains {\n    domains { id name }\n  }\n"): (typeof documents)["\n  query AdminNodeDomains {\n    domains { id name }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query AdminNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on User { username memberships { domain permissions } }\n      ... on Domain { name }\n    }\n  }\n"): (typeof documents)["\n  query AdminNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on User { username memberships { domain permissions } }\n      ... on Domain { name }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -242,6 +264,14 @@ export function graphql(source: "\n  mutation GqlUpdateLocationType($domain: Str
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n"): (typeof documents)["\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query LocationNodeIds($domain: String!, $locationId: ID!) {\n    location(domain: $domain, locationId: $locationId) { id locationId locationType { id code } }\n    locationTypes(domain: $domain) { id code }\n  }\n"): (typeof documents)["\n  query LocationNodeIds($domain: String!, $locationId: ID!) {\n    location(domain: $domain, locationId: $locationId) { id locationId locationType { id code } }\n    locationTypes(domain: $domain) { id code }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query LocationNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Location { locationId name locationType { code } }\n      ... on LocationType { code name parentCode }\n    }\n  }\n"): (typeof documents)["\n  query LocationNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Location { locationId name locationType { code } }\n      ... on LocationType { code name parentCode }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};
