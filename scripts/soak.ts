@@ -154,7 +154,7 @@ async function main(): Promise<boolean> {
     json(`${server.url}/graphql`, { method: "POST", auth, body: JSON.stringify({ query, variables }) });
   await gql(admin, "mutation ($d: String!) { createDomain(name: $d) { id } }", { d: tag });
   await gql(admin, "mutation ($i: CreateUserInput!) { createUser(input: $i) { id } }", {
-    i: { username: `${tag}-w`, password: randomBytes(12).toString("hex"), domain: tag, permissions: ["access_api", "edit_data"] },
+    i: { username: `${tag}-w`, password: randomBytes(12).toString("hex"), domain: tag, permissions: ["ACCESS_API", "EDIT_DATA"] },
   });
   const key = (await gql(admin, "mutation ($u: String!) { createApiKey(username: $u) { key } }", { u: `${tag}-w` })).data.createApiKey.key;
   const auth = `ApiKey ${tag}-w:${key}`;
@@ -326,7 +326,7 @@ async function startHostile(
   dataDir: string,
 ): Promise<{ stop(): Promise<HostileReport> }> {
   await gql(admin, "mutation ($i: CreateUserInput!) { createUser(input: $i) { id } }", {
-    i: { username: `${tag}-apps`, password: randomBytes(12).toString("hex"), domain: tag, permissions: ["edit_apps"] },
+    i: { username: `${tag}-apps`, password: randomBytes(12).toString("hex"), domain: tag, permissions: ["EDIT_APPS"] },
   });
   const key = (await gql(admin, "mutation ($u: String!) { createApiKey(username: $u) { key } }", { u: `${tag}-apps` })).data.createApiKey.key;
   const target = { url, domain: tag, dataAuth, appsAuth: `ApiKey ${tag}-apps:${key}`, dataDir };

@@ -180,6 +180,19 @@ export class AdminService {
     return this.prisma.user.findUniqueOrThrow({ where: { id: principal.userId } });
   }
 
+  /** The user, for `Query.node`: to a superuser or to the user themselves; null for anyone else, as for no user. */
+  async visibleUser(principal: Principal, userId: string) {
+    if (!isUuid(userId) || (!principal.isSuperuser && principal.userId !== userId)) return null;
+    return this.prisma.user.findUnique({ where: { id: userId } });
+  }
+
+  /** The domain, for `Query.node`: to a superuser or to a member; null for anyone else, as for no domain. */
+  async visibleDomain(principal: Principal, domainId: string) {
+    if (!isUuid(domainId)) return null;
+    const membersOnly = principal.isSuperuser ? {} : { memberships: { some: { userId: principal.userId } } };
+    return this.prisma.domain.findFirst({ where: { id: domainId, ...membersOnly } });
+  }
+
   async memberships(userId: string) {
     return this.prisma.membership.findMany({ where: { userId }, include: { domain: true }, orderBy: { createdAt: "asc" } });
   }

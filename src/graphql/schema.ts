@@ -2,7 +2,7 @@ import "reflect-metadata";
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { enforceBudget } from "./budget.ts";
-import { AdminResolver } from "../admin/admin.resolver.ts";
+import { AdminResolver, DomainResolver } from "../admin/admin.resolver.ts";
 import { AppResolver } from "../apps/app.resolver.ts";
 import { CaseIndexResolver, CaseResolver, FormResolver } from "../cases/case.resolver.ts";
 import { NodeResolver } from "./node.resolver.ts";
@@ -15,6 +15,7 @@ export const RESOLVERS = [
   AdminResolver,
   LocationTypeResolver,
   LocationResolver,
+  DomainResolver,
   CaseResolver,
   CaseIndexResolver,
   FormResolver,

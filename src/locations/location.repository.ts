@@ -64,6 +64,27 @@ export class LocationRepository {
     limit: number,
     offset: number,
   ): Promise<LocationPage> {
+    const where = LocationRepository.where(domain, filter);
+    const [rows, total] = await Promise.all([
+      this.db.$queryRaw<Row[]>`${SELECT} WHERE ${where} ${ORDER[order]} LIMIT ${limit} OFFSET ${offset}`,
+      this.countWhere(where),
+    ]);
+    return { records: this.records(domain.name, rows), total };
+  }
+
+  /** How many locations of the domain the filter matches. */
+  count(domain: { id: string; name: string }, filter: LocationFilter): Promise<number> {
+    return this.countWhere(LocationRepository.where(domain, filter));
+  }
+
+  private async countWhere(where: Prisma.Sql): Promise<number> {
+    const [{ count }] = await this.db.$queryRaw<
+      { count: bigint }[]
+    >`SELECT count(*) AS count FROM locations l JOIN location_types t ON t.id = l.location_type_id WHERE ${where}`;
+    return Number(count);
+  }
+
+  private static where(domain: { id: string }, filter: LocationFilter): Prisma.Sql {
     const parts: Prisma.Sql[] = [sql`l.domain_id = ${domain.id}::uuid`];
     // PostgreSQL text cannot hold NUL nor unpaired surrogates (as a parameter they may fail: a
     // 500), so no stored value has one.
@@ -75,14 +96,7 @@ export class LocationRepository {
       parts.push(sql`l.parent_id = ${isUuid(filter.parentId) ? filter.parentId : NO_MATCH}::uuid`);
     }
     for (const b of filter.modified) parts.push(sql`l.last_modified ${raw(b.op)} ${b.at}::timestamptz`);
-    const where = join(parts, " AND ");
-    const [rows, [{ count }]] = await Promise.all([
-      this.db.$queryRaw<Row[]>`${SELECT} WHERE ${where} ${ORDER[order]} LIMIT ${limit} OFFSET ${offset}`,
-      this.db.$queryRaw<
-        { count: bigint }[]
-      >`SELECT count(*) AS count FROM locations l JOIN location_types t ON t.id = l.location_type_id WHERE ${where}`,
-    ]);
-    return { records: this.records(domain.name, rows), total: Number(count) };
+    return join(parts, " AND ");
   }
 
   async byIds(domain: { id: string; name: string }, ids: string[]): Promise<Map<string, LocationRecord>> {

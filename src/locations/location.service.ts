@@ -4,7 +4,7 @@ import type { Prisma } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
 import { isUuid, newUuid } from "../util/ids.ts";
 import { LocationTypeRepository, type LocationTypeRecord } from "./location-type.repository.ts";
-import type { LocationBulkReader, LocationFields, LocationPage, LocationQuery, LocationRecord } from "./location.model.ts";
+import type { LocationBulkReader, LocationFields, LocationFilter, LocationPage, LocationQuery, LocationRecord } from "./location.model.ts";
 import { LocationRepository } from "./location.repository.ts";
 import { checkBulkSize, checkFields, checkPaging, type CheckedFields } from "./location.rules.ts";
 import { isValidSiteCode, siteCodeBase, uniqueSiteCode } from "./site-code.ts";
@@ -53,6 +53,11 @@ export class LocationReadScope {
   list(query: LocationQuery): Promise<LocationPage> {
     checkPaging(query.limit, query.offset);
     return this.locations.page(this.domain, query.filter, query.order, query.limit, query.offset);
+  }
+
+  /** How many locations the filter matches. */
+  count(filter: LocationFilter): Promise<number> {
+    return this.locations.count(this.domain, filter);
   }
 
   async get(locationId: string): Promise<LocationRecord> {

@@ -26,7 +26,7 @@ const RevokeApiKey = graphql(`
   }
 `);
 const SetPermissions = graphql(`
-  mutation SetPermissions($username: String!, $domain: String!, $permissions: [String!]!) {
+  mutation SetPermissions($username: String!, $domain: String!, $permissions: [Permission!]!) {
     setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }
   }
 `);
@@ -71,23 +71,32 @@ describe("superuser mutations", () => {
     expect(again.body.errors?.[0].message).toBe("Domain 'alpha' already exists");
   });
 
-  it("createUser grants lowercase permission names in a domain, and the user can then authenticate", async () => {
+  it("§7.3 createUser takes the Permission enum (the §1 names upper-cased), and the user can then authenticate", async () => {
     await createDomain(app, "alpha");
     const res = await gql(app, admin.authorization, CreateUser, {
-      input: { username: "worker", password: "s3cret", domain: "alpha", permissions: ["access_api", "view_locations"] },
+      input: { username: "worker", password: "s3cret", domain: "alpha", permissions: ["ACCESS_API", "VIEW_LOCATIONS"] },
     });
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data?.createUser.memberships).toEqual([{ domain: "alpha", permissions: ["access_api", "view_locations"] }]);
+    expect(res.body.data?.createUser.memberships).toEqual([{ domain: "alpha", permissions: ["ACCESS_API", "VIEW_LOCATIONS"] }]);
+    const stored = await app.db.prisma.membership.findFirstOrThrow({ where: { user: { username: "worker" } } });
+    expect(stored.permissions).toEqual(["access_api", "view_locations"]);
     const read = await app.http().get("/a/alpha/api/location_type/v1/").set("Authorization", basic("worker", "s3cret"));
     expect(read.status).toBe(200);
   });
 
-  it("createUser refuses an unknown permission name with BAD_USER_INPUT and creates nothing", async () => {
+  it("§7.3 createUser refuses a permission outside the enum (a lowercase §1 name too) with BAD_USER_INPUT and creates nothing", async () => {
     await createDomain(app, "alpha");
-    const res = await gql(app, admin.authorization, CreateUser, {
-      input: { username: "worker", password: "x", domain: "alpha", permissions: ["access_api", "VIEW_DATA"] },
-    });
-    expect(errorCodes(res.body)).toEqual(["BAD_USER_INPUT"]);
+    for (const name of ["access_api", "SUPERPOWER"]) {
+      const res = await app
+        .http()
+        .post("/graphql")
+        .set("Authorization", admin.authorization)
+        .send({
+          query: "mutation($input: CreateUserInput!) { createUser(input: $input) { username } }",
+          variables: { input: { username: "worker", password: "x", domain: "alpha", permissions: ["ACCESS_API", name] } },
+        });
+      expect([name, errorCodes(res.body)]).toEqual([name, ["BAD_USER_INPUT"]]);
+    }
     expect(await app.db.prisma.user.findUnique({ where: { username: "worker" } })).toBeNull();
   });
 
@@ -101,7 +110,7 @@ describe("superuser mutations", () => {
   it("createApiKey returns the key once; it authenticates; revokeApiKey stops it at once", async () => {
     await createDomain(app, "alpha");
     await gql(app, admin.authorization, CreateUser, {
-      input: { username: "worker", password: "x", domain: "alpha", permissions: ["access_api", "view_locations"] },
+      input: { username: "worker", password: "x", domain: "alpha", permissions: ["ACCESS_API", "VIEW_LOCATIONS"] },
     });
     const created = await gql(app, admin.authorization, CreateApiKey, { username: "worker" });
     const key = created.body.data!.createApiKey.key;
@@ -119,15 +128,15 @@ describe("superuser mutations", () => {
     expect(refused.status).toBe(401);
   });
 
-  it("setPermissions replaces the user's permissions in the domain", async () => {
+  it("§7.3 setPermissions takes the Permission enum and replaces the user's permissions in the domain", async () => {
     await createDomain(app, "alpha");
     const worker = await createUser(app, { domain: "alpha", permissions: ["access_api", "view_locations"] });
     const res = await gql(app, admin.authorization, SetPermissions, {
       username: worker.username,
       domain: "alpha",
-      permissions: ["edit_apps"],
+      permissions: ["EDIT_APPS"],
     });
-    expect(res.body.data?.setPermissions).toEqual({ domain: "alpha", permissions: ["edit_apps"] });
+    expect(res.body.data?.setPermissions).toEqual({ domain: "alpha", permissions: ["EDIT_APPS"] });
     const read = await app.http().get("/a/alpha/api/location_type/v1/").set("Authorization", worker.authorization);
     expect(read.status).toBe(403);
   });
@@ -155,7 +164,7 @@ describe("superuser mutations", () => {
   it("createOAuthClient returns the secret once and stores only its hash", async () => {
     const res = await gql(app, admin.authorization, CreateOAuthClient, { input: { name: "mobile" } });
     const { clientId, clientSecret, client } = res.body.data!.createOAuthClient;
-    expect(client).toEqual({ name: "mobile", grants: ["password", "refresh_token"] });
+    expect(client).toEqual({ name: "mobile", grants: ["PASSWORD", "REFRESH_TOKEN"] });
     const row = await app.db.prisma.oAuthClient.findUniqueOrThrow({ where: { clientId } });
     expect(JSON.stringify(row)).not.toContain(clientSecret);
   });
@@ -202,17 +211,17 @@ describe("names PostgreSQL cannot hold (NUL, unpaired surrogates)", () => {
       const lookups: [string, Record<string, unknown>][] = [
         ["mutation($u: String!) { setUserActive(username: $u, active: false) { id } }", { u: bad }],
         [
-          'mutation($u: String!, $d: String!) { setPermissions(username: $u, domain: $d, permissions: ["access_api"]) { domain } }',
+          "mutation($u: String!, $d: String!) { setPermissions(username: $u, domain: $d, permissions: [ACCESS_API]) { domain } }",
           { u: bad, d: "alpha" },
         ],
         [
-          'mutation($u: String!, $d: String!) { setPermissions(username: $u, domain: $d, permissions: ["access_api"]) { domain } }',
+          "mutation($u: String!, $d: String!) { setPermissions(username: $u, domain: $d, permissions: [ACCESS_API]) { domain } }",
           { u: "worker", d: bad },
         ],
         ["mutation($u: String!, $d: String!) { removeMembership(username: $u, domain: $d) }", { u: bad, d: "alpha" }],
         ["mutation($u: String!, $d: String!) { removeMembership(username: $u, domain: $d) }", { u: "worker", d: bad }],
         ["mutation($u: String!) { createApiKey(username: $u) { key } }", { u: bad }],
-        ['mutation($u: String!) { createOAuthClient(input: { name: "c", grants: ["client_credentials"], username: $u }) { clientId } }', { u: bad }],
+        ['mutation($u: String!) { createOAuthClient(input: { name: "c", grants: [CLIENT_CREDENTIALS], username: $u }) { clientId } }', { u: bad }],
         ["mutation($u: String!) { revokeOAuthTokens(username: $u) }", { u: bad }],
         ['mutation($d: String!) { createUser(input: { username: "newbie", password: "pw", domain: $d }) { id } }', { d: bad }],
         ["query($u: String!) { apiKeys(username: $u) { id } }", { u: bad }],
@@ -261,12 +270,12 @@ describe("non-superusers", () => {
     expect(await app.db.prisma.domain.count()).toBe(before);
   });
 
-  it("see themselves through `me`", async () => {
+  it("see themselves through `me`, their permissions as the Permission enum", async () => {
     const res = await gql(app, worker.authorization, Me);
     expect(res.body.data?.me).toEqual({
       username: worker.username,
       isSuperuser: false,
-      memberships: [{ domain: "alpha", permissions: ["access_api", "edit_data"] }],
+      memberships: [{ domain: "alpha", permissions: ["ACCESS_API", "EDIT_DATA"] }],
     });
   });
 });

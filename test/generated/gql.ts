@@ -18,11 +18,14 @@ type Documents = {
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) { id username isSuperuser memberships { domain permissions } }\n  }\n": typeof types.CreateUserDocument,
     "\n  mutation CreateApiKey($username: String!) {\n    createApiKey(username: $username) { key apiKey { id prefix username revokedAt } }\n  }\n": typeof types.CreateApiKeyDocument,
     "\n  mutation RevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id revokedAt }\n  }\n": typeof types.RevokeApiKeyDocument,
-    "\n  mutation SetPermissions($username: String!, $domain: String!, $permissions: [String!]!) {\n    setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }\n  }\n": typeof types.SetPermissionsDocument,
+    "\n  mutation SetPermissions($username: String!, $domain: String!, $permissions: [Permission!]!) {\n    setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }\n  }\n": typeof types.SetPermissionsDocument,
     "\n  mutation CreateLocationType($domain: String!, $input: LocationTypeInput!) {\n    createLocationType(domain: $domain, input: $input) { code name parentCode domain }\n  }\n": typeof types.CreateLocationTypeDocument,
     "\n  mutation CreateOAuthClient($input: CreateOAuthClientInput!) {\n    createOAuthClient(input: $input) { clientId clientSecret client { name grants } }\n  }\n": typeof types.CreateOAuthClientDocument,
     "\n  query Listing($username: String!, $domain: String) {\n    domains { name }\n    users(domain: $domain) { username }\n    apiKeys(username: $username) { prefix revokedAt }\n  }\n": typeof types.ListingDocument,
     "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n": typeof types.MeDocument,
+    "\n  query AdminNodeMe {\n    me { id username }\n  }\n": typeof types.AdminNodeMeDocument,
+    "\n  query AdminNodeDomains {\n    domains { id name }\n  }\n": typeof types.AdminNodeDomainsDocument,
+    "\n  query AdminNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on User { username memberships { domain permissions } }\n      ... on Domain { name }\n    }\n  }\n": typeof types.AdminNodeByIdDocument,
     "\n  query GqlAppsWithMedia($domain: String!) {\n    apps(domain: $domain) {\n      name\n      versions { version source }\n      multimediaReferences { path mediaType present file { md5 } }\n      multimedia { md5 mediaClass }\n    }\n  }\n": typeof types.GqlAppsWithMediaDocument,
     "\n  query GqlAppsOfTwoDomains($first: String!, $second: String!) {\n    first: apps(domain: $first) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n    second: apps(domain: $second) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n  }\n": typeof types.GqlAppsOfTwoDomainsDocument,
     "\n  query ConnCasesPage($domain: String!, $filter: CaseFilter, $orderBy: CaseOrderBy, $first: Int, $after: String, $last: Int, $before: String) {\n    cases(domain: $domain, filter: $filter, orderBy: $orderBy, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { caseId } }\n      nodes { caseId }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.ConnCasesPageDocument,
@@ -40,6 +43,7 @@ type Documents = {
     "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Case { caseId caseName }\n      ... on Form { formId caseIds }\n    }\n  }\n": typeof types.NodeByIdDocument,
     "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) { __typename id }\n  }\n": typeof types.NodesByIdsDocument,
     "\n  query NodeCaseForms($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) { id forms { id formId } }\n  }\n": typeof types.NodeCaseFormsDocument,
+    "\n  query LocationConnectionPage(\n    $domain: String!\n    $filter: LocationFilter\n    $orderBy: LocationOrderBy\n    $first: Int\n    $after: String\n    $last: Int\n    $before: String\n  ) {\n    locations(domain: $domain, filter: $filter, orderBy: $orderBy, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { locationId name } }\n      nodes { locationId }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.LocationConnectionPageDocument,
     "\n  query GqlLocationTree($domain: String!, $id: ID!, $depth: Int) {\n    location(domain: $domain, locationId: $id) {\n      name\n      locationType { code parentCode }\n      parent { name }\n      children { name }\n      ancestors { name }\n      descendants(depth: $depth) { name }\n    }\n  }\n": typeof types.GqlLocationTreeDocument,
     "\n  query GqlLocationFirstOfTree($domain: String!, $id: ID!, $first: Int) {\n    location(domain: $domain, locationId: $id) {\n      children(first: $first) { name children(first: $first) { name } }\n      descendants(first: $first) { name }\n    }\n  }\n": typeof types.GqlLocationFirstOfTreeDocument,
     "\n  query GqlLocationPage($domain: String!, $filter: LocationFilter, $first: Int, $after: String) {\n    locations(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { name siteCode parent { name } ancestors { name } locationType { code } }\n    }\n  }\n": typeof types.GqlLocationPageDocument,
@@ -49,17 +53,22 @@ type Documents = {
     "\n  query GqlBySiteCode($domain: String!, $siteCode: String!) {\n    locationBySiteCode(domain: $domain, siteCode: $siteCode) { name }\n  }\n": typeof types.GqlBySiteCodeDocument,
     "\n  mutation GqlUpdateLocationType($domain: String!, $code: String!, $name: String, $parentCode: String) {\n    updateLocationType(domain: $domain, code: $code, name: $name, parentCode: $parentCode) { code name parentCode }\n  }\n": typeof types.GqlUpdateLocationTypeDocument,
     "\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n": typeof types.GqlDeleteLocationTypeDocument,
+    "\n  query LocationNodeIds($domain: String!, $locationId: ID!) {\n    location(domain: $domain, locationId: $locationId) { id locationId locationType { id code } }\n    locationTypes(domain: $domain) { id code }\n  }\n": typeof types.LocationNodeIdsDocument,
+    "\n  query LocationNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Location { locationId name locationType { code } }\n      ... on LocationType { code name parentCode }\n    }\n  }\n": typeof types.LocationNodeByIdDocument,
 };
 const documents: Documents = {
     "\n  mutation CreateDomain($name: String!) {\n    createDomain(name: $name) { id name }\n  }\n": types.CreateDomainDocument,
     "\n  mutation CreateUser($input: CreateUserInput!) {\n    createUser(input: $input) { id username isSuperuser memberships { domain permissions } }\n  }\n": types.CreateUserDocument,
     "\n  mutation CreateApiKey($username: String!) {\n    createApiKey(username: $username) { key apiKey { id prefix username revokedAt } }\n  }\n": types.CreateApiKeyDocument,
     "\n  mutation RevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id revokedAt }\n  }\n": types.RevokeApiKeyDocument,
-    "\n  mutation SetPermissions($username: String!, $domain: String!, $permissions: [String!]!) {\n    setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }\n  }\n": types.SetPermissionsDocument,
+    "\n  mutation SetPermissions($username: String!, $domain: String!, $permissions: [Permission!]!) {\n    setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }\n  }\n": types.SetPermissionsDocument,
     "\n  mutation CreateLocationType($domain: String!, $input: LocationTypeInput!) {\n    createLocationType(domain: $domain, input: $input) { code name parentCode domain }\n  }\n": types.CreateLocationTypeDocument,
     "\n  mutation CreateOAuthClient($input: CreateOAuthClientInput!) {\n    createOAuthClient(input: $input) { clientId clientSecret client { name grants } }\n  }\n": types.CreateOAuthClientDocument,
     "\n  query Listing($username: String!, $domain: String) {\n    domains { name }\n    users(domain: $domain) { username }\n    apiKeys(username: $username) { prefix revokedAt }\n  }\n": types.ListingDocument,
     "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n": types.MeDocument,
+    "\n  query AdminNodeMe {\n    me { id username }\n  }\n": types.AdminNodeMeDocument,
+    "\n  query AdminNodeDomains {\n    domains { id name }\n  }\n": types.AdminNodeDomainsDocument,
+    "\n  query AdminNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on User { username memberships { domain permissions } }\n      ... on Domain { name }\n    }\n  }\n": types.AdminNodeByIdDocument,
     "\n  query GqlAppsWithMedia($domain: String!) {\n    apps(domain: $domain) {\n      name\n      versions { version source }\n      multimediaReferences { path mediaType present file { md5 } }\n      multimedia { md5 mediaClass }\n    }\n  }\n": types.GqlAppsWithMediaDocument,
     "\n  query GqlAppsOfTwoDomains($first: String!, $second: String!) {\n    first: apps(domain: $first) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n    second: apps(domain: $second) { name versions { version } multimediaReferences { path present } multimedia { md5 } }\n  }\n": types.GqlAppsOfTwoDomainsDocument,
     "\n  query ConnCasesPage($domain: String!, $filter: CaseFilter, $orderBy: CaseOrderBy, $first: Int, $after: String, $last: Int, $before: String) {\n    cases(domain: $domain, filter: $filter, orderBy: $orderBy, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { caseId } }\n      nodes { caseId }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.ConnCasesPageDocument,
@@ -77,6 +86,7 @@ const documents: Documents = {
     "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Case { caseId caseName }\n      ... on Form { formId caseIds }\n    }\n  }\n": types.NodeByIdDocument,
     "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) { __typename id }\n  }\n": types.NodesByIdsDocument,
     "\n  query NodeCaseForms($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) { id forms { id formId } }\n  }\n": types.NodeCaseFormsDocument,
+    "\n  query LocationConnectionPage(\n    $domain: String!\n    $filter: LocationFilter\n    $orderBy: LocationOrderBy\n    $first: Int\n    $after: String\n    $last: Int\n    $before: String\n  ) {\n    locations(domain: $domain, filter: $filter, orderBy: $orderBy, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { locationId name } }\n      nodes { locationId }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.LocationConnectionPageDocument,
     "\n  query GqlLocationTree($domain: String!, $id: ID!, $depth: Int) {\n    location(domain: $domain, locationId: $id) {\n      name\n      locationType { code parentCode }\n      parent { name }\n      children { name }\n      ancestors { name }\n      descendants(depth: $depth) { name }\n    }\n  }\n": types.GqlLocationTreeDocument,
     "\n  query GqlLocationFirstOfTree($domain: String!, $id: ID!, $first: Int) {\n    location(domain: $domain, locationId: $id) {\n      children(first: $first) { name children(first: $first) { name } }\n      descendants(first: $first) { name }\n    }\n  }\n": types.GqlLocationFirstOfTreeDocument,
     "\n  query GqlLocationPage($domain: String!, $filter: LocationFilter, $first: Int, $after: String) {\n    locations(domain: $domain, filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo { hasNextPage endCursor }\n      nodes { name siteCode parent { name } ancestors { name } locationType { code } }\n    }\n  }\n": types.GqlLocationPageDocument,
@@ -86,6 +96,8 @@ const documents: Documents = {
     "\n  query GqlBySiteCode($domain: String!, $siteCode: String!) {\n    locationBySiteCode(domain: $domain, siteCode: $siteCode) { name }\n  }\n": types.GqlBySiteCodeDocument,
     "\n  mutation GqlUpdateLocationType($domain: String!, $code: String!, $name: String, $parentCode: String) {\n    updateLocationType(domain: $domain, code: $code, name: $name, parentCode: $parentCode) { code name parentCode }\n  }\n": types.GqlUpdateLocationTypeDocument,
     "\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n": types.GqlDeleteLocationTypeDocument,
+    "\n  query LocationNodeIds($domain: String!, $locationId: ID!) {\n    location(domain: $domain, locationId: $locationId) { id locationId locationType { id code } }\n    locationTypes(domain: $domain) { id code }\n  }\n": types.LocationNodeIdsDocument,
+    "\n  query LocationNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Location { locationId name locationType { code } }\n      ... on LocationType { code name parentCode }\n    }\n  }\n": types.LocationNodeByIdDocument,
 };
 
 /**
@@ -121,7 +133,7 @@ export function graphql(source: "\n  mutation RevokeApiKey($id: ID!) {\n    revo
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation SetPermissions($username: String!, $domain: String!, $permissions: [String!]!) {\n    setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }\n  }\n"): (typeof documents)["\n  mutation SetPermissions($username: String!, $domain: String!, $permissions: [String!]!) {\n    setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }\n  }\n"];
+export function graphql(source: "\n  mutation SetPermissions($username: String!, $domain: String!, $permissions: [Permission!]!) {\n    setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }\n  }\n"): (typeof documents)["\n  mutation SetPermissions($username: String!, $domain: String!, $permissions: [Permission!]!) {\n    setPermissions(username: $username, domain: $domain, permissions: $permissions) { domain permissions }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -138,6 +150,18 @@ export function graphql(source: "\n  query Listing($username: String!, $domain: 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n"): (typeof documents)["\n  query Me {\n    me { username isSuperuser memberships { domain permissions } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query AdminNodeMe {\n    me { id username }\n  }\n"): (typeof documents)["\n  query AdminNodeMe {\n    me { id username }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query AdminNodeDomains {\n    domains { id name }\n  }\n"): (typeof documents)["\n  query AdminNodeDomains {\n    domains { id name }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query AdminNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on User { username memberships { domain permissions } }\n      ... on Domain { name }\n    }\n  }\n"): (typeof documents)["\n  query AdminNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on User { username memberships { domain permissions } }\n      ... on Domain { name }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -209,6 +233,10 @@ export function graphql(source: "\n  query NodeCaseForms($domain: String!, $case
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
+export function graphql(source: "\n  query LocationConnectionPage(\n    $domain: String!\n    $filter: LocationFilter\n    $orderBy: LocationOrderBy\n    $first: Int\n    $after: String\n    $last: Int\n    $before: String\n  ) {\n    locations(domain: $domain, filter: $filter, orderBy: $orderBy, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { locationId name } }\n      nodes { locationId }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"): (typeof documents)["\n  query LocationConnectionPage(\n    $domain: String!\n    $filter: LocationFilter\n    $orderBy: LocationOrderBy\n    $first: Int\n    $after: String\n    $last: Int\n    $before: String\n  ) {\n    locations(domain: $domain, filter: $filter, orderBy: $orderBy, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { locationId name } }\n      nodes { locationId }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
 export function graphql(source: "\n  query GqlLocationTree($domain: String!, $id: ID!, $depth: Int) {\n    location(domain: $domain, locationId: $id) {\n      name\n      locationType { code parentCode }\n      parent { name }\n      children { name }\n      ancestors { name }\n      descendants(depth: $depth) { name }\n    }\n  }\n"): (typeof documents)["\n  query GqlLocationTree($domain: String!, $id: ID!, $depth: Int) {\n    location(domain: $domain, locationId: $id) {\n      name\n      locationType { code parentCode }\n      parent { name }\n      children { name }\n      ancestors { name }\n      descendants(depth: $depth) { name }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
@@ -242,6 +270,14 @@ export function graphql(source: "\n  mutation GqlUpdateLocationType($domain: Str
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n"): (typeof documents)["\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query LocationNodeIds($domain: String!, $locationId: ID!) {\n    location(domain: $domain, locationId: $locationId) { id locationId locationType { id code } }\n    locationTypes(domain: $domain) { id code }\n  }\n"): (typeof documents)["\n  query LocationNodeIds($domain: String!, $locationId: ID!) {\n    location(domain: $domain, locationId: $locationId) { id locationId locationType { id code } }\n    locationTypes(domain: $domain) { id code }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query LocationNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Location { locationId name locationType { code } }\n      ... on LocationType { code name parentCode }\n    }\n  }\n"): (typeof documents)["\n  query LocationNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Location { locationId name locationType { code } }\n      ... on LocationType { code name parentCode }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -234,7 +234,7 @@ describe.skipIf(pgClusterUnavailable())("PostgreSQL restarted under load", () =>
       await graphql(
         url,
         ADMIN,
-        'mutation { createOAuthClient(input: { name: "m2m", grants: ["client_credentials"], username: "admin" }) { clientId clientSecret } }',
+        'mutation { createOAuthClient(input: { name: "m2m", grants: [CLIENT_CREDENTIALS], username: "admin" }) { clientId clientSecret } }',
       )
     ).body.data.createOAuthClient as { clientId: string; clientSecret: string };
 

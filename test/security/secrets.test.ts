@@ -111,7 +111,7 @@ describe("no secret in logs or error bodies (server process, every scheme)", () 
     secrets.workerPassword = workerPassword;
     expect((await gql(url, ADMIN, 'mutation { createDomain(name: "demo") { id } }')).json.errors).toBeUndefined();
     const created = await gql(url, ADMIN, "mutation ($input: CreateUserInput!) { createUser(input: $input) { id } }", {
-      input: { username: "worker", password: workerPassword, domain: "demo", permissions: ["access_api", "view_data", "edit_data"] },
+      input: { username: "worker", password: workerPassword, domain: "demo", permissions: ["ACCESS_API", "VIEW_DATA", "EDIT_DATA"] },
     });
     expect(created.json.errors).toBeUndefined();
     const apiKey = (await gql(url, ADMIN, 'mutation { createApiKey(username: "worker") { key } }')).json.data.createApiKey.key as string;
@@ -120,7 +120,7 @@ describe("no secret in logs or error bodies (server process, every scheme)", () 
       await gql(
         url,
         ADMIN,
-        'mutation { createOAuthClient(input: { name: "mobile", grants: ["password", "refresh_token", "client_credentials"], username: "worker" }) { clientId clientSecret } }',
+        'mutation { createOAuthClient(input: { name: "mobile", grants: [PASSWORD, REFRESH_TOKEN, CLIENT_CREDENTIALS], username: "worker" }) { clientId clientSecret } }',
       )
     ).json.data.createOAuthClient as { clientId: string; clientSecret: string };
     secrets.clientSecret = client.clientSecret;
@@ -364,11 +364,11 @@ describe.skipIf(!usingPostgres() && pgClusterUnavailable())("revocation across t
 
     await gql(a.url, ADMIN, 'mutation { createDomain(name: "demo") { id } }');
     const user = await gql(a.url, ADMIN, "mutation ($input: CreateUserInput!) { createUser(input: $input) { id } }", {
-      input: { username: "worker", password: "worker-pass", domain: "demo", permissions: ["access_api", "view_data"] },
+      input: { username: "worker", password: "worker-pass", domain: "demo", permissions: ["ACCESS_API", "VIEW_DATA"] },
     });
     expect(user.json.errors).toBeUndefined();
     const key = (await gql(a.url, ADMIN, 'mutation { createApiKey(username: "worker") { key apiKey { id } } }')).json.data.createApiKey;
-    const client = (await gql(a.url, ADMIN, 'mutation { createOAuthClient(input: { name: "m", grants: ["password"] }) { clientId clientSecret } }'))
+    const client = (await gql(a.url, ADMIN, 'mutation { createOAuthClient(input: { name: "m", grants: [PASSWORD] }) { clientId clientSecret } }'))
       .json.data.createOAuthClient;
     const issued = await call(a.url, "/oauth/token", {
       method: "POST",
