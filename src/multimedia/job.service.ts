@@ -357,7 +357,9 @@ export class MultimediaJobService {
 
   /** Maps the matched paths in the app and completes the job, in one transaction. */
   async complete(job: JobRow, result: ArchiveResult, stored: StoredMedia[]): Promise<void> {
-    const expiresAt = new Date(Date.now() + this.config.multimediaJobTtlSeconds * 1000);
+    // the REST status's lifetime counts from the moment the job settles
+    const completedAt = new Date();
+    const expiresAt = new Date(completedAt.getTime() + this.config.multimediaJobTtlSeconds * 1000);
     const current = job.total;
     const mappings = stored.map((s) => ({ path: s.canonicalPath, fileId: s.fileId, mediaType: s.mediaType, sha256: s.sha256 }));
     this.closeOutlet(job.id);
@@ -366,7 +368,7 @@ export class MultimediaJobService {
       await this.apps.mapMedia(tx, { id: job.domainId }, job.appId, mappings);
       const settled = await tx.multimediaJob.updateMany({
         where: { id: job.id, lockedBy: job.attempt },
-        data: { status: "complete", current, result: result as object, completedAt: new Date(), expiresAt, lockedBy: null },
+        data: { status: "complete", current, result: result as object, completedAt, expiresAt, lockedBy: null },
       });
       if (settled.count === 0) throw new Superseded();
       return tx.multimediaJob.findUniqueOrThrow({ where: { id: job.id } });
@@ -386,12 +388,14 @@ export class MultimediaJobService {
   }
 
   private async settleFailed(where: { id: string; lockedBy?: string; status?: { in: string[] } }, reason: string): Promise<void> {
-    const expiresAt = new Date(Date.now() + this.config.multimediaJobTtlSeconds * 1000);
+    // the REST status's lifetime counts from the moment the job settles
+    const completedAt = new Date();
+    const expiresAt = new Date(completedAt.getTime() + this.config.multimediaJobTtlSeconds * 1000);
     this.closeOutlet(where.id);
     const job = await this.prisma.$transaction(async (tx) => {
       const settled = await tx.multimediaJob.updateMany({
         where,
-        data: { status: "failed", errors: [reason], completedAt: new Date(), expiresAt, lockedBy: null },
+        data: { status: "failed", errors: [reason], completedAt, expiresAt, lockedBy: null },
       });
       return settled.count ? tx.multimediaJob.findUnique({ where: { id: where.id } }) : null;
     });
