@@ -197,7 +197,8 @@ describe("Subscription.multimediaProgress", () => {
         events.push(event.data!.multimediaProgress);
       }
     })();
-    await new Promise((r) => setTimeout(r, 300));
+    // the subscription is there once its first event (the state now) came
+    for (let i = 0; i < 600 && events.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     // The job waited (no worker in this process) until the subscriber was there: run it now.
     app.services.worker.start(1);
     await done;
