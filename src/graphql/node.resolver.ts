@@ -1,7 +1,9 @@
 import { Arg, Ctx, ID, Query, Resolver } from "type-graphql";
 import { ADMIN_NODES } from "../admin/admin.resolver.ts";
+import { APP_NODES } from "../apps/app.resolver.ts";
 import { CASE_NODES } from "../cases/case.resolver.ts";
 import { LOCATION_NODES } from "../locations/location.resolver.ts";
+import { MULTIMEDIA_NODES } from "../multimedia/multimedia.resolver.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
 import type { GraphQLContext } from "./context.ts";
 import { perIdCost } from "./list-bounds.ts";
@@ -12,6 +14,8 @@ export const NODE_FETCHERS: Partial<Record<NodeTypeName, NodeFetcher<GraphQLCont
   ...CASE_NODES,
   ...LOCATION_NODES,
   ...ADMIN_NODES,
+  ...APP_NODES,
+  ...MULTIMEDIA_NODES,
 };
 
 /** Refusals that mean "nothing there for you"; an outage or a rate limit still reaches the client. */

@@ -203,6 +203,15 @@ export type LocationTypeInput = {
   parentCode?: string | null | undefined;
 };
 
+/** A multimedia file's class: the REST `AppImage`, `AppAudio` and `AppVideo` (and a reference's image, audio or video). */
+export type MediaClass =
+  /** an audio file (REST `AppAudio`) */
+  | 'AUDIO'
+  /** an image (REST `AppImage`) */
+  | 'IMAGE'
+  /** a video (REST `AppVideo`) */
+  | 'VIDEO';
+
 /** An OAuth 2.0 grant type a client may use at `POST /oauth/token` (its `grant_type`). */
 export type OAuthGrant =
   /** `grant_type=client_credentials`: the client's own secret for a token acting as the client's user. */
@@ -316,11 +325,15 @@ export type AdminNodeByIdQueryVariables = Exact<{
 
 
 export type AdminNodeByIdQuery = { node:
+    | { __typename: 'App', id: string }
+    | { __typename: 'AppVersion', id: string }
     | { __typename: 'Case', id: string }
     | { __typename: 'Domain', name: string, id: string }
     | { __typename: 'Form', id: string }
     | { __typename: 'Location', id: string }
     | { __typename: 'LocationType', id: string }
+    | { __typename: 'MultimediaFile', id: string }
+    | { __typename: 'MultimediaJob', id: string }
     | { __typename: 'User', username: string, id: string, memberships: Array<{ domain: string, permissions: Array<Permission> }> }
    | null };
 
@@ -329,7 +342,7 @@ export type GqlAppsWithMediaQueryVariables = Exact<{
 }>;
 
 
-export type GqlAppsWithMediaQuery = { apps: Array<{ name: string, versions: Array<{ version: number, source: unknown }>, multimediaReferences: Array<{ path: string, mediaType: string, present: boolean, file: { md5: string } | null }>, multimedia: Array<{ md5: string, mediaClass: string }> }> };
+export type GqlAppsWithMediaQuery = { apps: Array<{ name: string, versions: Array<{ version: number, source: unknown }>, multimediaReferences: Array<{ path: string, mediaType: MediaClass, present: boolean, file: { md5: string } | null }>, multimedia: Array<{ md5: string, mediaClass: MediaClass }> }> };
 
 export type GqlAppsOfTwoDomainsQueryVariables = Exact<{
   first: string;
@@ -451,11 +464,15 @@ export type NodeByIdQueryVariables = Exact<{
 
 
 export type NodeByIdQuery = { node:
+    | { __typename: 'App', id: string }
+    | { __typename: 'AppVersion', id: string }
     | { __typename: 'Case', caseId: string, caseName: string, id: string }
     | { __typename: 'Domain', id: string }
     | { __typename: 'Form', formId: string, caseIds: Array<string>, id: string }
     | { __typename: 'Location', id: string }
     | { __typename: 'LocationType', id: string }
+    | { __typename: 'MultimediaFile', id: string }
+    | { __typename: 'MultimediaJob', id: string }
     | { __typename: 'User', id: string }
    | null };
 
@@ -465,11 +482,15 @@ export type NodesByIdsQueryVariables = Exact<{
 
 
 export type NodesByIdsQuery = { nodes: Array<
+    | { __typename: 'App', id: string }
+    | { __typename: 'AppVersion', id: string }
     | { __typename: 'Case', id: string }
     | { __typename: 'Domain', id: string }
     | { __typename: 'Form', id: string }
     | { __typename: 'Location', id: string }
     | { __typename: 'LocationType', id: string }
+    | { __typename: 'MultimediaFile', id: string }
+    | { __typename: 'MultimediaJob', id: string }
     | { __typename: 'User', id: string }
    | null> };
 
@@ -587,11 +608,15 @@ export type LocationNodeByIdQueryVariables = Exact<{
 
 
 export type LocationNodeByIdQuery = { node:
+    | { __typename: 'App', id: string }
+    | { __typename: 'AppVersion', id: string }
     | { __typename: 'Case', id: string }
     | { __typename: 'Domain', id: string }
     | { __typename: 'Form', id: string }
     | { __typename: 'Location', locationId: string, name: string, id: string, locationType: { code: string } }
     | { __typename: 'LocationType', code: string, name: string, parentCode: string | null, id: string }
+    | { __typename: 'MultimediaFile', id: string }
+    | { __typename: 'MultimediaJob', id: string }
     | { __typename: 'User', id: string }
    | null };
 
