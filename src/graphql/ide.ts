@@ -36,12 +36,33 @@ const wantsPage: (req: Parameters<RequestHandler>[0]) => boolean = (req) =>
   (req.method === "GET" || req.method === "HEAD") &&
   req.accepts(["application/json", "application/graphql-response+json", "text/html"]) === "text/html";
 
+/**
+ * The IDE's calls carry only the headers the user sets, never credentials the browser keeps for
+ * this server: with `credentials: "omit"` a 401 (whose Basic and Digest challenges the contract
+ * requires) does not make the browser ask for a password, as it would for a same-origin fetch.
+ */
+const FETCH_WITHOUT_BROWSER_CREDENTIALS = `<script>
+  const fetchWithCredentials = window.fetch.bind(window);
+  window.fetch = (input, init) => fetchWithCredentials(input, { ...init, credentials: "omit" });
+</script>`;
+
+const DEFAULT_QUERY = `# The field-data gateway's GraphQL IDE. Put your credentials in Headers below, e.g.
+#   {"Authorization": "ApiKey username:api_key"}
+# then run this query (Ctrl-Enter). Subscriptions run over WebSocket with the same headers.
+{
+  me {
+    username
+  }
+}
+`;
+
 function page(base: string, prefix: string): string {
   return ruruHTML({
+    htmlParts: { headerScripts: (scripts: string) => `${FETCH_WITHOUT_BROWSER_CREDENTIALS}\n${scripts}` },
     endpoint: `${prefix}/graphql`,
     subscriptionEndpoint: webSocketUrl(base),
     staticPath: `${prefix}${ASSETS}`,
-    clientConfig: { defaultHeaders: '{\n  "Authorization": "ApiKey username:api_key"\n}', isHeadersEditorEnabled: true },
+    clientConfig: { isHeadersEditorEnabled: true, defaultQuery: DEFAULT_QUERY },
   });
 }
 
