@@ -100,7 +100,11 @@ export function directivesRule(maxDirectives: number): ValidationRule {
     maxDirectivesRule({
       n: maxDirectives,
       propagateOnRejection: false,
-      onReject: [(_context, error) => context.reportError(new GraphQLError(error.message, { extensions: { code: "GRAPHQL_VALIDATION_FAILED" } }))],
+      // armor words it as a syntax error; it is a validation failure like the other limits
+      onReject: [
+        (_context, error) =>
+          context.reportError(new GraphQLError(error.message.replace(/^Syntax Error: /, ""), { extensions: { code: "GRAPHQL_VALIDATION_FAILED" } })),
+      ],
     })(context);
 }
 
