@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config.ts";
 import { CROSS_SITE_REFUSED } from "../../src/rest/cross-site.ts";
 import { basic, build, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { CASES } from "../helpers/cases.ts";
@@ -147,5 +148,18 @@ describe("CONTRACT §7.2 CORS", () => {
       .set("apollo-require-preflight", "1");
     expect(res.status).toBe(200);
     expect(res.headers["access-control-allow-origin"]).toBe(LISTED);
+  });
+
+  it("CONTRACT §7.2 CORS: CORS_ORIGINS takes comma-separated origins (empty by default) and refuses anything that is no origin, naming the variable", () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: " https://App.Example.org , http://localhost:5173/,https://x.example:8443" }).corsOrigins).toEqual([
+      "https://app.example.org",
+      "http://localhost:5173",
+      "https://x.example:8443",
+    ]);
+    for (const raw of ["*", "app.example.org", "https://app.example.org/path", "ftp://app.example.org", "https://u:p@app.example.org", "null"]) {
+      expect(() => loadConfig({ CORS_ORIGINS: raw }), raw).toThrow(ConfigError);
+      expect(() => loadConfig({ CORS_ORIGINS: raw }), raw).toThrow(/^CORS_ORIGINS /);
+    }
   });
 });
