@@ -1,4 +1,5 @@
 import { ApolloServer } from "@apollo/server";
+import type { KeyValueCache } from "@apollo/utils.keyvaluecache";
 import { unwrapResolverError } from "@apollo/server/errors";
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
@@ -9,7 +10,6 @@ import { httpCredentials, type Admission } from "../admission/admission.ts";
 import { answerFor, multipartError, uploadClientError } from "../admission/error-mapping.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
-import type { KeyValueCache } from "@apollo/utils.keyvaluecache";
 import { log } from "../log.ts";
 import { requestDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
@@ -28,7 +28,8 @@ import { UNTRUSTED_DOCUMENT, manifestCache, type TrustedDocuments } from "./trus
  * GraphQL over HTTP on /graphql: Apollo behind express. A request passes, in order: authentication
  * (the admission pipeline; a refusal is answered before its body is read), the multipart upload
  * parser, the JSON body parser, the rate limit in the domains the operation names (admission again,
- * now that the body says which), then Apollo with one plugin per concern.
+ * now that the body says which), the trusted-documents check (PERSISTED_OPERATIONS=only), then
+ * Apollo with one plugin per concern. A browser's visit (the IDE) is answered before all of it.
  */
 
 export interface HttpEndpointOptions {
