@@ -66,6 +66,22 @@ export interface Config {
   publicUrl: string | undefined;
   /** X-Forwarded-Proto and X-Forwarded-Host (of a trusted reverse proxy) shape the absolute URLs */
   trustProxy: boolean;
+  /** browser origins (`scheme://host[:port]`) allowed to call the API cross-origin (CORS), and to write */
+  corsOrigins: string[];
+  /** the GraphQL IDE on `GET /graphql` for browsers */
+  graphqlIde: boolean;
+  /** most lexical tokens in one GraphQL document */
+  graphqlMaxTokens: number;
+  /** most directives in one GraphQL operation (its fragments included) */
+  graphqlMaxDirectives: number;
+  /** how long an automatic persisted query stays registered after its last registration */
+  apqTtlSeconds: number;
+  /** most automatic persisted queries kept in the database (the oldest go first) */
+  apqMaxEntries: number;
+  /** `all`: any document runs; `only`: only the trusted documents of the manifest */
+  persistedOperations: "all" | "only";
+  /** the trusted-documents manifest (JSON), required by `PERSISTED_OPERATIONS=only` */
+  persistedOperationsManifest: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -129,6 +145,30 @@ function publicUrl(raw: string | undefined): string | undefined {
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
 }
 
+/** CORS_ORIGINS: exact origins, as browsers write them in `Origin` (lower-case scheme and host, no path). */
+function corsOrigins(raw: string | undefined): string[] {
+  const entries = (raw ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  return entries.map((entry) => {
+    const url = URL.canParse(entry) ? new URL(entry) : undefined;
+    // an origin has no path, query, fragment or credentials: its URL is the origin and a slash
+    if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.href !== `${url.origin}/`) {
+      throw new ConfigError(`CORS_ORIGINS must list origins like https://app.example.org (scheme, host, optional port), got '${entry}'`);
+    }
+    return url.origin;
+  });
+}
+
+function persistedOperations(env: Env): Pick<Config, "persistedOperations" | "persistedOperationsManifest"> {
+  const mode = env.PERSISTED_OPERATIONS || "all";
+  if (mode !== "all" && mode !== "only") throw new ConfigError(`PERSISTED_OPERATIONS must be all or only, got '${mode}'`);
+  const manifest = env.PERSISTED_OPERATIONS_MANIFEST || undefined;
+  if (mode === "only" && !manifest) throw new ConfigError("PERSISTED_OPERATIONS=only needs PERSISTED_OPERATIONS_MANIFEST (a JSON file)");
+  return { persistedOperations: mode, persistedOperationsManifest: manifest && path.resolve(manifest) };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, "PORT", 8000),
@@ -172,5 +212,12 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel(env.LOG_LEVEL),
     publicUrl: publicUrl(env.PUBLIC_URL),
     trustProxy: flag(env, "TRUST_PROXY", false),
+    corsOrigins: corsOrigins(env.CORS_ORIGINS),
+    graphqlIde: flag(env, "GRAPHQL_IDE", true),
+    graphqlMaxTokens: integer(env, "GRAPHQL_MAX_TOKENS", 20_000, 1),
+    graphqlMaxDirectives: integer(env, "GRAPHQL_MAX_DIRECTIVES", 50, 0),
+    apqTtlSeconds: integer(env, "APQ_TTL_SECONDS", 7 * 24 * 3600, 1),
+    apqMaxEntries: integer(env, "APQ_MAX_ENTRIES", 10_000, 1),
+    ...persistedOperations(env),
   };
 }

@@ -8,6 +8,7 @@ import { createGraphQLEndpoint, type GraphQLEndpoint } from "./graphql/server.ts
 import { locationTypeRouter } from "./locations/location-type.rest.ts";
 import { locationRouter } from "./locations/location.rest.ts";
 import { restErrorHandler, unknownPath, type ErrorShape } from "./rest/errors.ts";
+import { corsPolicy } from "./rest/cors.ts";
 import { refuseCrossSiteWrites } from "./rest/cross-site.ts";
 import { admit } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
@@ -62,15 +63,18 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   const schema = await buildGatewaySchema();
   // REST, GraphQL over HTTP and WebSocket pass through one admission (and share one rate limit)
   const { admission } = services;
-  const { publicUrl } = services.config;
+  const { publicUrl, corsOrigins } = services.config;
   const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer, admission);
 
+  // CORS first: a listed origin's preflight is answered before any authentication, and every
+  // answer to it (errors too) carries its Access-Control-Allow-Origin
+  app.use(corsPolicy(corsOrigins));
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
   app.use(graphql.router);
   // A page on another site may not write through REST with the browser's cached credentials
   // (CSRF), refused before any family admits it (the last handler gives the family's body shape).
-  // CORS_ORIGINS, when it comes, lists the origins trusted to.
-  app.use("/a", refuseCrossSiteWrites({ publicUrl, trustedOrigins: [] }));
+  // The origins CORS_ORIGINS lists may: their pages send their own Authorization header.
+  app.use("/a", refuseCrossSiteWrites({ publicUrl, trustedOrigins: corsOrigins }));
   mountFamily(app, admission, {
     path: "/a/:domain/api/case/v2",
     shape: "plain",

@@ -9,6 +9,7 @@ import { DigestAuth } from "./auth/digest.ts";
 import { OAuthService } from "./auth/oauth.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/client.ts";
+import { PersistedQueryCache } from "./db/persisted-queries.ts";
 import { serverSecret } from "./db/server-secrets.ts";
 import { localEventBus, postgresEventBus, type EventBus, type PubSub } from "./events/bus.ts";
 import { LocationTypeService } from "./locations/location-type.service.ts";
@@ -42,6 +43,8 @@ export interface Services {
   jobQueue: JobQueue;
   multimediaJobs: MultimediaJobService;
   worker: MultimediaWorker;
+  /** Apollo's automatic persisted queries, in the database */
+  persistedQueries: PersistedQueryCache;
   /** releases what the services hold besides the database (job queue, event listener, rate-limit timers) */
   close(): Promise<void>;
 }
@@ -78,6 +81,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     jobQueue,
     multimediaJobs,
     worker: new MultimediaWorker(multimediaJobs, apps, blobs, jobQueue, config),
+    persistedQueries: new PersistedQueryCache(prisma, { ttlSeconds: config.apqTtlSeconds, maxEntries: config.apqMaxEntries }),
     async close() {
       rateLimiter.close();
       loginThrottle.close();

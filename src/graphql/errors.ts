@@ -36,6 +36,9 @@ const CLIENT_CODES = new Set([
  */
 const CLIENT_CODE_ALIASES: Record<string, string> = { INVALID_UPLOAD_VALUE: "BAD_USER_INPUT" };
 
+/** Apollo's refusals of a malformed `extensions.persistedQuery` (APQ) come with a 400 and no code. */
+const APQ_PROTOCOL_ERRORS = new Set(["provided sha does not match query", "Unsupported persisted query version"]);
+
 /**
  * Domain errors keep their message and get `extensions.code`; client mistakes pass through;
  * anything else is a bug, logged and reported without its details.
@@ -53,7 +56,7 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
       extensions: { code: known.code, ...known.extra },
     };
   }
-  const given = formatted.extensions?.code;
+  const given = APQ_PROTOCOL_ERRORS.has(formatted.message) ? "BAD_REQUEST" : formatted.extensions?.code;
   const code = typeof given === "string" ? (CLIENT_CODE_ALIASES[given] ?? given) : undefined;
   if (code !== undefined && CLIENT_CODES.has(code)) {
     const { stacktrace: _stack, ...extensions } = formatted.extensions ?? {};

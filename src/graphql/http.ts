@@ -1,4 +1,5 @@
 import { ApolloServer } from "@apollo/server";
+import type { KeyValueCache } from "@apollo/utils.keyvaluecache";
 import { unwrapResolverError } from "@apollo/server/errors";
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
@@ -14,26 +15,46 @@ import { requestDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, sendGraphQLError, sendRateLimited } from "./errors.ts";
-import { limitRules } from "./limits.ts";
+import { graphqlIde } from "./ide.ts";
+import { limitRules, parseOptions } from "./limits.ts";
 import { useCostLimit } from "./plugins/use-cost-limit.ts";
 import { useExecutionBudget } from "./plugins/use-execution-budget.ts";
 import { usePayloadTooLarge } from "./plugins/use-payload-too-large.ts";
 import { useServiceUnavailable } from "./plugins/use-service-unavailable.ts";
 import { useSubscriptionsOverWebSocket } from "./plugins/use-subscriptions-over-websocket.ts";
+import { UNTRUSTED_DOCUMENT, manifestCache, type TrustedDocuments } from "./trusted-documents.ts";
 
 /**
  * GraphQL over HTTP on /graphql: Apollo behind express. A request passes, in order: authentication
  * (the admission pipeline; a refusal is answered before its body is read), the multipart upload
  * parser, the JSON body parser, the rate limit in the domains the operation names (admission again,
- * now that the body says which), then Apollo with one plugin per concern.
+ * now that the body says which), the trusted-documents check (PERSISTED_OPERATIONS=only), then
+ * Apollo with one plugin per concern. A browser's visit (the IDE) is answered before all of it.
  */
 
 export interface HttpEndpointOptions {
   schema: GraphQLSchema;
   admission: Admission;
-  config: Pick<Config, "bodyLimitBytes" | "uploadLimitBytes" | "graphqlUploadMaxFiles" | "graphqlMaxCost" | "graphqlMaxDepth" | "graphqlMaxAliases">;
+  config: Pick<
+    Config,
+    | "bodyLimitBytes"
+    | "uploadLimitBytes"
+    | "graphqlUploadMaxFiles"
+    | "graphqlMaxCost"
+    | "graphqlMaxDepth"
+    | "graphqlMaxAliases"
+    | "graphqlMaxDirectives"
+    | "graphqlMaxTokens"
+    | "graphqlIde"
+    | "publicUrl"
+    | "apqTtlSeconds"
+  >;
   /** the context of an admitted request */
   context: (principal: Principal) => GraphQLContext;
+  /** where automatic persisted queries are registered, shared by every process of the database */
+  persistedQueries: KeyValueCache<string>;
+  /** PERSISTED_OPERATIONS=only: the documents that may run (and the only ones a hash finds) */
+  trustedDocuments?: TrustedDocuments;
 }
 
 export interface HttpEndpoint {
@@ -76,6 +97,21 @@ function rateLimit(admission: Admission): RequestHandler {
 }
 
 /**
+ * PERSISTED_OPERATIONS=only: a request that brings a document of its own runs only if the manifest
+ * has it (403 FORBIDDEN). One that sends only a hash is Apollo's to look up in the manifest
+ * (PERSISTED_QUERY_NOT_FOUND when it is not there).
+ */
+function trustedDocumentsOnly(documents: TrustedDocuments | undefined): RequestHandler {
+  return (req, res, next) => {
+    if (!documents) return next();
+    const payload: unknown = req.method === "GET" || req.method === "HEAD" ? req.query : req.body;
+    const query = typeof payload === "object" && payload !== null ? (payload as { query?: unknown }).query : undefined;
+    if (typeof query !== "string" || documents.has(query)) return next();
+    sendGraphQLError(res, 403, "FORBIDDEN", UNTRUSTED_DOCUMENT);
+  };
+}
+
+/**
  * The last handler on /graphql, for errors raised before Apollo (body parsing, uploads, a database
  * outage): GraphQL's error shape, never REST's `{"error"}`. A request Apollo never read is malformed
  * HTTP, which GraphQL servers call BAD_REQUEST (as Apollo does for a batch); 413 and 503 keep their
@@ -89,7 +125,14 @@ const graphqlErrors: ErrorRequestHandler = (error, req, res, _next) => {
   sendGraphQLError(res, answer.status, answer.status === 400 ? "BAD_REQUEST" : answer.code, answer.message, answer.headers);
 };
 
-export async function createHttpEndpoint({ schema, admission, config, context }: HttpEndpointOptions): Promise<HttpEndpoint> {
+export async function createHttpEndpoint({
+  schema,
+  admission,
+  config,
+  context,
+  persistedQueries,
+  trustedDocuments,
+}: HttpEndpointOptions): Promise<HttpEndpoint> {
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     formatError: (formatted, error) => formatError(formatted, uploadClientError(unwrapResolverError(error)) ?? error),
@@ -97,6 +140,9 @@ export async function createHttpEndpoint({ schema, admission, config, context }:
     csrfPrevention: true,
     stopOnTerminationSignals: false,
     validationRules: limitRules(config),
+    parseOptions: parseOptions(config),
+    // APQ: in the database (every process finds what one registered), or the manifest's documents only
+    persistedQueries: trustedDocuments ? { cache: manifestCache(trustedDocuments) } : { cache: persistedQueries, ttl: config.apqTtlSeconds },
     plugins: [
       ApolloServerPluginLandingPageDisabled(),
       // no cache hints are used, and the default plugin wraps every field's resolver (a 5,000-case page)
@@ -111,6 +157,8 @@ export async function createHttpEndpoint({ schema, admission, config, context }:
   await apollo.start();
 
   const router = express.Router();
+  // the IDE's page and files need no credentials: before /graphql's admission
+  if (config.graphqlIde) router.use(graphqlIde(config.publicUrl));
   router.use(
     "/graphql",
     authenticate(admission),
@@ -119,6 +167,7 @@ export async function createHttpEndpoint({ schema, admission, config, context }:
     ),
     express.json({ limit: config.bodyLimitBytes }),
     rateLimit(admission),
+    trustedDocumentsOnly(trustedDocuments),
     expressMiddleware(apollo, {
       context: async ({ res }): Promise<GraphQLContext> => context(res.locals.principal as Principal),
     }),

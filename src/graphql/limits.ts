@@ -10,11 +10,18 @@ import {
   type ValidationContext,
   type ValidationRule,
 } from "graphql";
+import { maxDirectivesRule } from "@escape.tech/graphql-armor-max-directives";
 import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from "graphql-query-complexity";
 
 /**
- * Query depth, alias and cost limits, shared by HTTP (Apollo: validationRules and the use-cost-limit
- * plugin) and WebSocket (graphql-ws: ws.ts).
+ * Query size, depth, alias, directive and cost limits, shared by HTTP (Apollo: parseOptions,
+ * validationRules and the use-cost-limit plugin) and WebSocket (graphql-ws: ws.ts).
+ *
+ * Where a library does the job it does it: tokens are graphql-js's own parser limit (`maxTokens`,
+ * counted as the one parse runs; graphql-armor's max-tokens plugin would parse a second time, and
+ * Apollo takes no parser of its own), directives are graphql-armor's rule. Depth and aliases keep
+ * the rules below: their messages are the contract's, and they are proven against fragment cycles
+ * and blow-ups. The cost estimate multiplies by page sizes, which no library does (queryCost).
  */
 
 /** The first selection of `operation` nested more than `maxDepth` fields below its root fields. */
@@ -84,10 +91,30 @@ export function aliasRule(maxAliases: number): ValidationRule {
   };
 }
 
-/** The validation rules every operation meets on top of graphql-js's own. */
-export function limitRules(limits: { graphqlMaxDepth: number; graphqlMaxAliases: number }): ValidationRule[] {
-  return [depthRule(limits.graphqlMaxDepth), aliasRule(limits.graphqlMaxAliases)];
+/**
+ * At most `maxDirectives` directives in an operation, its fragments included (graphql-armor). Its
+ * rule would throw out of validation; this reports its error as the others do.
+ */
+export function directivesRule(maxDirectives: number): ValidationRule {
+  return (context) =>
+    maxDirectivesRule({
+      n: maxDirectives,
+      propagateOnRejection: false,
+      // armor words it as a syntax error; it is a validation failure like the other limits
+      onReject: [
+        (_context, error) =>
+          context.reportError(new GraphQLError(error.message.replace(/^Syntax Error: /, ""), { extensions: { code: "GRAPHQL_VALIDATION_FAILED" } })),
+      ],
+    })(context);
 }
+
+/** The validation rules every operation meets on top of graphql-js's own. */
+export function limitRules(limits: { graphqlMaxDepth: number; graphqlMaxAliases: number; graphqlMaxDirectives: number }): ValidationRule[] {
+  return [depthRule(limits.graphqlMaxDepth), aliasRule(limits.graphqlMaxAliases), directivesRule(limits.graphqlMaxDirectives)];
+}
+
+/** graphql-js's parse options: the token limit (GRAPHQL_MAX_TOKENS) as the document is read. */
+export const parseOptions = (limits: { graphqlMaxTokens: number }) => ({ maxTokens: limits.graphqlMaxTokens });
 
 /** graphql-query-complexity stops counting past this many selections (fragments spread each time). */
 const MAX_QUERY_NODES = 10_000;

@@ -1,4 +1,5 @@
 import type { Server } from "node:http";
+import type { KeyValueCache } from "@apollo/utils.keyvaluecache";
 import type { Router } from "express";
 import type { GraphQLSchema } from "graphql";
 import type { Admission } from "../admission/admission.ts";
@@ -6,6 +7,7 @@ import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
 import { createContext, type ResolverServices } from "./context.ts";
 import { createHttpEndpoint } from "./http.ts";
+import { loadTrustedDocuments } from "./trusted-documents.ts";
 import { createWsEndpoint } from "./ws.ts";
 
 export interface GraphQLEndpoint {
@@ -21,13 +23,16 @@ export interface GraphQLEndpoint {
  */
 export async function createGraphQLEndpoint(
   schema: GraphQLSchema,
-  services: ResolverServices & { config: Config },
+  services: ResolverServices & { config: Config; persistedQueries: KeyValueCache<string> },
   httpServer: Server,
   admission: Admission,
 ): Promise<GraphQLEndpoint> {
   const { graphqlMaxResultObjects: maxObjects, graphqlMaxExecutionMs: maxMs } = services.config;
   const context = (principal: Principal) => createContext(principal, services, { maxObjects, maxMs });
-  const options = { schema, httpServer, admission, pubsub: services.pubsub, config: services.config, context };
+  const { persistedOperations, persistedOperationsManifest } = services.config;
+  const trustedDocuments = persistedOperations === "only" ? loadTrustedDocuments(persistedOperationsManifest!) : undefined;
+  const { pubsub, config, persistedQueries } = services;
+  const options = { schema, httpServer, admission, pubsub, config, context, persistedQueries, trustedDocuments };
   const ws = createWsEndpoint(options);
   const http = await createHttpEndpoint(options);
   return {

@@ -16,7 +16,8 @@ import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { abortedResult } from "./budget.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, rateLimitedError, withCode } from "./errors.ts";
-import { costError, limitRules, operationToRun, queryCost } from "./limits.ts";
+import { costError, limitRules, operationToRun, parseOptions, queryCost } from "./limits.ts";
+import { untrustedDocumentError, type TrustedDocuments } from "./trusted-documents.ts";
 import { TOO_MANY_SUBSCRIPTIONS, WsSessions, type Session } from "./ws-sessions.ts";
 
 /**
@@ -42,12 +43,16 @@ export interface WsEndpointOptions {
     | "graphqlMaxCost"
     | "graphqlMaxDepth"
     | "graphqlMaxAliases"
+    | "graphqlMaxDirectives"
+    | "graphqlMaxTokens"
     | "wsMaxSubscriptionsPerSocket"
     | "wsMaxSubscriptionsPerUser"
     | "wsRecheckSeconds"
   >;
   /** the context of an admitted subscribe message */
   context: (principal: Principal) => GraphQLContext;
+  /** PERSISTED_OPERATIONS=only: the documents that may run */
+  trustedDocuments?: TrustedDocuments;
 }
 
 export interface WsEndpoint {
@@ -140,7 +145,7 @@ function isSubscription(document: DocumentNode, operationName: string | null | u
   return !(operation instanceof GraphQLError) && operation.operation === "subscription";
 }
 
-export function createWsEndpoint({ schema, httpServer, admission, pubsub, config, context }: WsEndpointOptions): WsEndpoint {
+export function createWsEndpoint({ schema, httpServer, admission, pubsub, config, context, trustedDocuments }: WsEndpointOptions): WsEndpoint {
   const rules = limitRules(config);
   const sessions = new WsSessions(admission, { perSocket: config.wsMaxSubscriptionsPerSocket, perUser: config.wsMaxSubscriptionsPerUser });
   const stopFollowing = followCredentialChanges(pubsub, sessions);
@@ -168,9 +173,10 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
         const session = ctx.extra.session!;
         const gone = await recheckBeforeOperation(sessions, session);
         if (gone) return gone;
+        if (trustedDocuments && !trustedDocuments.has(payload.query)) return [untrustedDocumentError()];
         let document: DocumentNode;
         try {
-          document = parse(payload.query);
+          document = parse(payload.query, parseOptions(config));
         } catch (error) {
           return withCode([error as GraphQLError], "GRAPHQL_PARSE_FAILED");
         }

@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClient, type Client } from "graphql-ws";
 import { WebSocket } from "ws";
+import { loadConfig } from "../../src/config.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { wsUrl } from "../helpers/ws.ts";
 
 /**
  * CONTRACT §5 Protections: query depth and cost limits, and CSRF prevention. (Aliases, batching,
@@ -278,5 +280,74 @@ describe("GraphQL limits", () => {
     const query = encodeURIComponent('mutation { createDomain(name: "x") { id } }');
     const res = await app.http().get(`/graphql?query=${query}`).set("Authorization", user.authorization).set("apollo-require-preflight", "true");
     expect(res.status).toBe(405);
+  });
+
+  it("CONTRACT §5 limits: a document of more than GRAPHQL_MAX_TOKENS tokens is refused as it is parsed, over HTTP and WebSocket", async () => {
+    const huge = `{ ${"__typename ".repeat(20_001)}}`;
+    const res = await post(huge);
+    expect([res.status, res.body.errors]).toEqual([
+      400,
+      [
+        expect.objectContaining({
+          // graphql-js's own words ("more that")
+          message: expect.stringMatching(/^Syntax Error: Document contains more tha[nt] 20000 tokens/),
+          extensions: { code: "GRAPHQL_PARSE_FAILED" },
+        }),
+      ],
+    ]);
+    // within the token limit it is parsed (and then refused by the other limits)
+    const parsed = codesOf(await post(`{ ${"__typename ".repeat(19_990)}}`));
+    expect(parsed.length).toBeGreaterThan(0);
+    expect(parsed).not.toContain("GRAPHQL_PARSE_FAILED");
+    const client = createClient({
+      url: await wsUrl(app),
+      webSocketImpl: WebSocket,
+      connectionParams: { Authorization: user.authorization },
+      retryAttempts: 0,
+      lazy: true,
+    });
+    try {
+      expect(await wsErrorCodes(client, { query: huge })).toEqual(["GRAPHQL_PARSE_FAILED"]);
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it("CONTRACT §5 limits: an operation with more than GRAPHQL_MAX_DIRECTIVES directives (graphql-armor), fragments included, is GRAPHQL_VALIDATION_FAILED", async () => {
+    const fields = (n: number, prefix = "f") => Array.from({ length: n }, (_, i) => `${prefix}${i}: __typename @include(if: true)`).join(" ");
+    expect((await post(`{ ${fields(50)} }`)).status).toBe(200);
+    const res = await post(`{ ${fields(40)} ...F } fragment F on Query { ${fields(11, "g")} }`);
+    expect([res.status, res.body.errors]).toEqual([
+      400,
+      [{ message: "Directives limit of 50 exceeded, found 51.", extensions: { code: "GRAPHQL_VALIDATION_FAILED" } }],
+    ]);
+    const client = createClient({
+      url: await wsUrl(app),
+      webSocketImpl: WebSocket,
+      connectionParams: { Authorization: user.authorization },
+      retryAttempts: 0,
+      lazy: true,
+    });
+    try {
+      expect(await wsErrorCodes(client, { query: `{ ${fields(51)} }` })).toEqual(["GRAPHQL_VALIDATION_FAILED"]);
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it("CONTRACT §5 limits: GRAPHQL_MAX_TOKENS and GRAPHQL_MAX_DIRECTIVES are configurable", async () => {
+    const small = await build({ graphqlMaxTokens: 40, graphqlMaxDirectives: 1 });
+    try {
+      const admin = await createUser(small, { superuser: true });
+      const send = (query: string) => small.http().post("/graphql").set("Authorization", admin.authorization).send({ query });
+      expect(codesOf(await send(`{ ${"__typename ".repeat(39)}}`))).toEqual(["GRAPHQL_PARSE_FAILED"]);
+      expect(codesOf(await send("{ a: __typename @skip(if: false) }"))).toEqual([]);
+      expect(codesOf(await send("{ __typename @skip(if: false) ...F } fragment F on Query { __typename @skip(if: false) }"))).toEqual([
+        "GRAPHQL_VALIDATION_FAILED",
+      ]);
+    } finally {
+      await small.close();
+    }
+    expect(loadConfig({ GRAPHQL_MAX_TOKENS: "500", GRAPHQL_MAX_DIRECTIVES: "3" })).toMatchObject({ graphqlMaxTokens: 500, graphqlMaxDirectives: 3 });
   });
 });
