@@ -15,6 +15,7 @@ import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, sendGraphQLError, sendRateLimited } from "./errors.ts";
 import { limitRules } from "./limits.ts";
+import { useOperationMetrics } from "../observability/graphql.ts";
 import { useCostLimit } from "./plugins/use-cost-limit.ts";
 import { useExecutionBudget } from "./plugins/use-execution-budget.ts";
 import { usePayloadTooLarge } from "./plugins/use-payload-too-large.ts";
@@ -101,6 +102,7 @@ export async function createHttpEndpoint({ schema, admission, config, context }:
       ApolloServerPluginLandingPageDisabled(),
       // no cache hints are used, and the default plugin wraps every field's resolver (a 5,000-case page)
       ApolloServerPluginCacheControlDisabled(),
+      useOperationMetrics,
       useSubscriptionsOverWebSocket,
       useCostLimit(config.graphqlMaxCost),
       useExecutionBudget,
