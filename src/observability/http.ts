@@ -28,7 +28,7 @@ interface RouteMark {
 }
 
 const MARK = Symbol("route mark");
-type Marked = { [MARK]?: RouteMark };
+type Marked = { [MARK]?: RouteMark; [MATCHED]?: { path: unknown; baseUrl: string } };
 
 /**
  * Names the route pattern of a mount (a REST family, /graphql), so that its requests are labelled
@@ -50,13 +50,33 @@ const STATIC_PIECE = /^(\/[A-Za-z_-]+)*$/;
  * `/*` when no route of it matched; UNKNOWN_ROUTE outside every known mount and route.
  */
 export function routePattern(req: IncomingMessage): string {
-  const { route, baseUrl = "" } = req as Partial<Request>;
   const mark = (req as Marked)[MARK];
-  const routePath = route && typeof route.path === "string" ? route.path : undefined;
-  if (!mark) return routePath !== undefined && baseUrl === "" ? routePath : UNKNOWN_ROUTE;
+  const matched = (req as Marked)[MATCHED];
+  const routePath = matched && typeof matched.path === "string" ? matched.path : undefined;
+  if (!mark) return routePath !== undefined && matched!.baseUrl === "" ? routePath : UNKNOWN_ROUTE;
   if (routePath === undefined) return mark.pattern === "/graphql" ? mark.pattern : `${mark.pattern}/*`;
-  const nested = baseUrl.startsWith(mark.mount) ? baseUrl.slice(mark.mount.length) : "";
+  const nested = matched!.baseUrl.startsWith(mark.mount) ? matched!.baseUrl.slice(mark.mount.length) : "/*";
   return `${mark.pattern}${STATIC_PIECE.test(nested) ? nested : "/*"}${routePath === "/" && nested ? "" : routePath}`;
+}
+
+const MATCHED = Symbol("matched route");
+
+/**
+ * Records each route Express matches with the router base it matched under: `req.baseUrl` is
+ * that of the route's router only while the route runs (an error it passes on leaves the router,
+ * which restores the base), so it is read as Express sets `req.route`.
+ */
+function recordMatchedRoutes(req: IncomingMessage): void {
+  let route: { path?: unknown } | undefined;
+  Object.defineProperty(req, "route", {
+    configurable: true,
+    enumerable: true,
+    get: () => route,
+    set(next: { path?: unknown } | undefined) {
+      route = next;
+      (req as Marked)[MATCHED] = { path: next?.path, baseUrl: (req as Partial<Request>).baseUrl ?? "" };
+    },
+  });
 }
 
 function username(res: ServerResponse): string | undefined {
@@ -102,6 +122,7 @@ const requestLogger = pinoHttp({
 /** The first middleware of the server: request id, access log line, HTTP metrics. */
 export function observeRequests(): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
+    recordMatchedRoutes(req);
     measure(req, res);
     requestLogger(req, res, next);
   };
