@@ -4,7 +4,8 @@
  *
  * Layers, from the bottom up:
  *   ground    src/db, src/util, src/errors.ts, src/log.ts, src/config.ts (and the generated Prisma
- *             client under src/generated, which src/db wraps)
+ *             client under src/generated, which src/db wraps); src/observability (metrics, probes,
+ *             request log, tracing), which every layer may report to and which reads only the ground
  *   features  src/{cases,locations,apps,multimedia,admin,auth,events,rate-limit}: services,
  *             repositories, serializers, ... and the feature's own faces, named by role:
  *             *.rest.ts, *.resolver.ts, *.types.ts (type-graphql types), *.loaders.ts,
@@ -30,7 +31,8 @@ const FEATURE = `^src/${FEATURES}/`;
 const FACE_FILE = `^src/${FEATURES}/.+\\.(rest|resolver|types|loaders|graphql)\\.ts$`;
 /** the shared adapter folders */
 const FACE_DIR = "^src/(graphql|rest)/";
-const GROUND = ["^src/(db|util)/", "^src/(errors|log|config)\\.ts$"];
+// src/observability is ground: features count into its metrics, so it may not import them back
+const GROUND = ["^src/(db|util|observability)/", "^src/(errors|log|config)\\.ts$"];
 const GENERATED = "^src/generated/";
 
 /** @type {import('dependency-cruiser').IConfiguration} */

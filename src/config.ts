@@ -1,4 +1,5 @@
 import path from "node:path";
+import { LOG_LEVELS, type LogLevel } from "./log.ts";
 
 /** Every environment variable the service reads, parsed and validated in one place. */
 export interface Config {
@@ -58,7 +59,11 @@ export interface Config {
   loginUsernameWindowSeconds: number;
   /** how long a stopping server lets in-flight requests finish before it cuts them */
   shutdownGraceSeconds: number;
-  logLevel: "silent" | "error" | "info";
+  logLevel: LogLevel;
+  /** when set, GET /metrics asks for `Authorization: Bearer <this token>` */
+  metricsToken: string | undefined;
+  /** OTLP/HTTP collector; traces are exported only when it is set (the OTel SDK is not even loaded otherwise) */
+  otelEndpoint: string | undefined;
   /**
    * The public base URL of the server (origin plus an optional path prefix, no trailing slash):
    * absolute URLs the server writes start with it, whatever the request's Host said.
@@ -114,12 +119,20 @@ function databaseUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
-function logLevel(raw: string | undefined): Config["logLevel"] {
-  const level = raw ?? "info";
-  if (level !== "silent" && level !== "error" && level !== "info") {
-    throw new ConfigError("LOG_LEVEL must be silent, error or info");
+function logLevel(raw: string | undefined): LogLevel {
+  const level = (raw || "info").toLowerCase();
+  if (!LOG_LEVELS.includes(level as LogLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got '${raw}'`);
   }
-  return level;
+  return level as LogLevel;
+}
+
+function otelEndpoint(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  if (!/^https?:\/\/[^\s]+$/.test(raw)) {
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL, got '${raw}'`);
+  }
+  return raw;
 }
 
 function flag(env: Env, name: string, fallback: boolean): boolean {
@@ -210,6 +223,8 @@ export function loadConfig(env: Env = process.env): Config {
     loginUsernameWindowSeconds: integer(env, "LOGIN_USERNAME_WINDOW_SECONDS", 900, 1),
     shutdownGraceSeconds: integer(env, "SHUTDOWN_GRACE_SECONDS", 10, 0),
     logLevel: logLevel(env.LOG_LEVEL),
+    metricsToken: env.METRICS_TOKEN || undefined,
+    otelEndpoint: otelEndpoint(env.OTEL_EXPORTER_OTLP_ENDPOINT),
     publicUrl: publicUrl(env.PUBLIC_URL),
     trustProxy: flag(env, "TRUST_PROXY", false),
     corsOrigins: corsOrigins(env.CORS_ORIGINS),

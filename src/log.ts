@@ -1,16 +1,17 @@
+import pino, { type Level, type Logger } from "pino";
+
 /**
- * A minimal structured logger (one JSON line per event on stderr). Never pass credentials: request
- * headers are not logged, and errors are reduced to name, code, message and stack. As a second
- * line of defence every field is scrubbed: values under secret-looking keys are dropped and
- * credentials inside text (Authorization values, password=…, a URL's password) are redacted.
+ * The process's structured logger: pino, one JSON line per event on stderr (`level` as a name,
+ * `time` as ISO 8601, `message`). Credentials are never written. pino's redaction removes them
+ * where they are known to sit (request headers, OAuth form bodies, password/secret/token fields);
+ * as a second line of defence every field is scrubbed before it is written: values under
+ * secret-looking keys at any depth are dropped and credentials inside text (Authorization values,
+ * password=…, a URL's password) are redacted.
  */
-type Level = "silent" | "error" | "info";
 
-let level: Level = "info";
-
-export function setLogLevel(next: Level): void {
-  level = next;
-}
+export type LogLevel = Level | "silent";
+/** every level pino knows, and `silent` (LOG_LEVEL) */
+export const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
 /** Keys whose values are never written, at any depth of a logged field. */
 const SECRET_KEY = /pass(word)?|secret|token|authorization|api_?key|cookie|credential|^ha1|digest_?ha1|^key$/i;
@@ -31,7 +32,7 @@ export function redactText(text: string): string {
   return SECRET_TEXT.reduce((out, [pattern, replacement]) => out.replace(pattern, replacement), text);
 }
 
-function describe(value: unknown, depth = 0): unknown {
+function scrub(value: unknown, depth = 0): unknown {
   if (typeof value === "string") return redactText(value);
   if (value === null || typeof value !== "object") return value;
   if (depth > 4) return "[…]";
@@ -44,20 +45,71 @@ function describe(value: unknown, depth = 0): unknown {
       stack: value.stack && redactText(value.stack),
     };
   }
-  if (Array.isArray(value)) return value.slice(0, 50).map((item) => describe(item, depth + 1));
+  if (Array.isArray(value)) return value.slice(0, 50).map((item) => scrub(item, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) out[key] = SECRET_KEY.test(key) ? "[redacted]" : describe(item, depth + 1);
+  for (const [key, item] of Object.entries(value)) out[key] = SECRET_KEY.test(key) ? "[redacted]" : scrub(item, depth + 1);
   return out;
 }
 
-function write(at: "error" | "info", message: string, fields: Record<string, unknown>): void {
-  if (level === "silent" || (level === "error" && at === "info")) return;
-  const entry: Record<string, unknown> = { level: at, time: new Date().toISOString(), message: redactText(message) };
-  for (const [key, value] of Object.entries(fields)) entry[key] = SECRET_KEY.test(key) ? "[redacted]" : describe(value);
-  process.stderr.write(`${JSON.stringify(entry)}\n`);
+/**
+ * Where credentials are known to sit in what the request logger and the call sites pass: the
+ * headers of a request, an OAuth token request's form, and secret fields one level down.
+ */
+const REDACT_PATHS = [
+  "req.headers.authorization",
+  "req.headers.cookie",
+  "req.headers['proxy-authorization']",
+  "req.headers['x-api-key']",
+  "res.headers['set-cookie']",
+  "req.body.password",
+  "req.body.client_secret",
+  "req.body.refresh_token",
+  "req.body.code",
+  "*.password",
+  "*.client_secret",
+  "*.refresh_token",
+  "*.access_token",
+  "*.apiKey",
+  "*.api_key",
+];
+
+/** The line sink: stderr, looked up on each write (a test may capture it). */
+const stderrSink = { write: (line: string) => process.stderr.write(line) };
+
+export const logger: Logger = pino(
+  {
+    level: "info",
+    messageKey: "message",
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+    formatters: {
+      level: (label) => ({ level: label }),
+      log: (fields) => scrub(fields) as Record<string, unknown>,
+    },
+    hooks: {
+      // the message too may quote a credential (an error's text)
+      logMethod(args, method) {
+        const [first, second, ...rest] = args as unknown[];
+        if (typeof first === "string") return method.apply(this, [redactText(first), ...(args.slice(1) as [])]);
+        if (typeof second === "string") return method.apply(this, [first as object, redactText(second), ...(rest as [])]);
+        return method.apply(this, args);
+      },
+    },
+  },
+  stderrSink,
+);
+
+export function setLogLevel(next: LogLevel): void {
+  logger.level = next;
 }
 
+type Fields = Record<string, unknown>;
+
+/** The call sites' shape: a message, then its fields. */
 export const log = {
-  info: (message: string, fields: Record<string, unknown> = {}) => write("info", message, fields),
-  error: (message: string, fields: Record<string, unknown> = {}) => write("error", message, fields),
+  error: (message: string, fields: Fields = {}) => logger.error(fields, message),
+  warn: (message: string, fields: Fields = {}) => logger.warn(fields, message),
+  info: (message: string, fields: Fields = {}) => logger.info(fields, message),
+  debug: (message: string, fields: Fields = {}) => logger.debug(fields, message),
 };

@@ -4,6 +4,7 @@ import { openDatabase } from "./db/client.ts";
 import { applyMigrations } from "./db/migrate.ts";
 import { log, setLogLevel } from "./log.ts";
 import { startMaintenance } from "./maintenance.ts";
+import { startTracing, stopTracing, tracedDatabase } from "./observability/tracing.ts";
 import { buildServer } from "./server.ts";
 import { createServices } from "./services.ts";
 import { stopOnSignals } from "./shutdown.ts";
@@ -12,7 +13,8 @@ import { sweepStaleTempEntries } from "./util/temp-entries.ts";
 /** Entry point: config, database, migrations, services, server; then serve until a signal. */
 async function main(config: Config): Promise<void> {
   setLogLevel(config.logLevel);
-  const db = await openDatabase(config);
+  if (await startTracing({ endpoint: config.otelEndpoint })) log.info("tracing on", { endpoint: config.otelEndpoint });
+  const db = tracedDatabase(await openDatabase(config));
   const applied = await applyMigrations(db.adapterFactory);
   if (applied.length) log.info("migrations applied", { applied });
   const services = await createServices(db, config);
@@ -36,11 +38,15 @@ async function main(config: Config): Promise<void> {
     const settled = await Promise.allSettled([server.close(graceMs), services.worker.stop()]);
     await services.close();
     await db.close();
+    await stopTracing();
     const failed = settled.find((outcome) => outcome.status === "rejected");
     if (failed) throw failed.reason;
   }, graceMs);
   // only now: whoever reads this line may signal the server at once
-  console.log(`field-data gateway listening on ${url} (${db.kind === "pglite" ? `embedded database in ${config.dataDir}` : "PostgreSQL"})`);
+  const database = db.kind === "pglite" ? `embedded database in ${config.dataDir}` : "PostgreSQL";
+  // the plain line on stdout is what scripts (and the tests) wait for; the JSON one is for the logs
+  console.log(`field-data gateway listening on ${url} (${database})`);
+  log.info("listening", { url, database: db.kind });
 }
 
 try {

@@ -15,7 +15,13 @@ import { caseRouter } from "./cases/case.rest.ts";
 import { appRouter } from "./apps/app.rest.ts";
 import { multimediaRouter } from "./multimedia/multimedia.rest.ts";
 import type { Services } from "./services.ts";
-import { requestDrain } from "./shutdown.ts";
+import { databaseMetricSources, databaseProbes } from "./observability/probes.ts";
+import { probeRouter } from "./observability/health.ts";
+import { markRoute, observeRequests } from "./observability/http.ts";
+import { setMetricSources } from "./observability/metrics.ts";
+import { metricsRouter } from "./observability/metrics.rest.ts";
+import { traceRequests } from "./observability/tracing.ts";
+import { isStopping, requestDrain } from "./shutdown.ts";
 
 /**
  * One REST family of CONTRACT §2–4 under /a/{domain}/…: admission (authentication, the caller's rate
@@ -30,7 +36,7 @@ interface Family {
 
 function mountFamily(app: Express, admission: Admission, family: Family): void {
   const router = express.Router({ mergeParams: true });
-  router.use(admit(admission), family.routes, unknownPath(family.shape), restErrorHandler(family.shape));
+  router.use(markRoute(family.path), admit(admission), family.routes, unknownPath(family.shape), restErrorHandler(family.shape));
   app.use(family.path, router);
 }
 
@@ -59,6 +65,14 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   app.set("trust proxy", services.config.trustProxy ? 1 : false);
   const httpServer = createServer(app);
   const drain = requestDrain(httpServer);
+  let closing = false;
+
+  // CONTRACT §7.2: every request gets its id, access log line, metrics (and span, with tracing);
+  // the probes and /metrics answer before any authentication or rate limit.
+  app.use(observeRequests(), traceRequests());
+  app.use(probeRouter(databaseProbes(services.db, { workers: services.config.workers, stopping: () => closing || isStopping() })));
+  setMetricSources(databaseMetricSources(services.db));
+  app.use(metricsRouter(services.config.metricsToken));
 
   const schema = await buildGatewaySchema();
   // REST, GraphQL over HTTP and WebSocket pass through one admission (and share one rate limit)
@@ -70,6 +84,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   // answer to it (errors too) carries its Access-Control-Allow-Origin
   app.use(corsPolicy(corsOrigins));
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
+  app.use("/graphql", markRoute("/graphql"));
   app.use(graphql.router);
   // A page on another site may not write through REST with the browser's cached credentials
   // (CSRF), refused before any family admits it (the last handler gives the family's body shape).
@@ -132,6 +147,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
       });
     },
     async close(graceMs = services.config.shutdownGraceSeconds * 1000) {
+      closing = true;
       // Requests first, within the grace (the one drain of the HTTP server: Apollo's own drain
       // plugin, which cuts requests after a fixed 10 s, is not used); then graphql.dispose() closes
       // the WebSockets (1001) and stops Apollo.

@@ -28,6 +28,8 @@ import { RateLimiter } from "./rate-limit/rate-limit.service.ts";
  */
 export interface Services {
   config: Config;
+  /** the open database (the readiness probe and the scraped gauges read it) */
+  db: Database;
   pubsub: PubSub;
   /** authenticate, rate-limit, map errors: the one admission of every transport */
   admission: Admission;
@@ -67,6 +69,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const rateLimiter = RateLimiter.create(config, db);
   return {
     config,
+    db,
     pubsub,
     admission: new Admission(new Authenticator(prisma, config.authRealm, digest, oauth, loginThrottle), rateLimiter),
     oauth,

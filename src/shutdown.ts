@@ -12,6 +12,14 @@ const AFTER_GRACE_MS = 3000;
 /** setTimeout's longest delay (about 24.8 days); a longer one would fire at once. */
 const longest = (ms: number) => Math.min(ms, 2 ** 31 - 1);
 
+/** when the first shutdown signal came, if one did */
+let firstAt: number | undefined;
+
+/** True from the first shutdown signal on: /readyz then answers 503 (CONTRACT §7.2). */
+export function isStopping(): boolean {
+  return firstAt !== undefined;
+}
+
 /**
  * The first SIGTERM or SIGINT runs `stop` and exits 0 when it is done (1 if it failed). Whatever
  * still runs `graceMs` + 3 s later is cut short and the process exits 0. A signal repeated more
@@ -19,7 +27,6 @@ const longest = (ms: number) => Math.min(ms, 2 ** 31 - 1);
  * the process group and forwarded by npm) and changes nothing.
  */
 export function stopOnSignals(stop: () => Promise<void>, graceMs: number): void {
-  let firstAt: number | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (firstAt === undefined) {
       firstAt = Date.now();

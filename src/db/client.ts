@@ -2,6 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlMigrationAwareDriverAdapterFactory, SqlQuery } from "@prisma/driver-adapter-utils";
+import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import { log } from "../log.ts";
@@ -18,6 +19,8 @@ export interface Database {
   url?: string;
   /** the embedded engine, in PGlite mode */
   pglite?: PGlite;
+  /** the connection pool, in PostgreSQL mode (its use is a metric) */
+  pool?: pg.Pool;
   close(): Promise<void>;
 }
 
@@ -93,18 +96,23 @@ export function postgresDatabase(url: string, poolSize = 10, connectTimeoutMs = 
     lastReport = Date.now();
     log.error(what, { error: { name: error.name, code: (error as { code?: string }).code, message: error.message } });
   };
-  const adapterFactory = new PrismaPg(
-    { connectionString: url, max: poolSize, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true },
-    { onPoolError: report("database connection lost (idle)"), onConnectionError: report("database connection lost") },
-  );
+  // The pool is ours, so that its use can be read (a metric); adapter-pg attaches the same error
+  // handlers to it. The migrations' connection shares it: it is ended here, after the client.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true });
+  const adapterFactory = new PrismaPg(pool, {
+    onPoolError: report("database connection lost (idle)"),
+    onConnectionError: report("database connection lost"),
+  });
   const prisma = clientFor(adapterFactory);
   return {
     kind: "postgres",
     prisma,
     adapterFactory,
     url,
+    pool,
     async close() {
       await prisma.$disconnect();
+      await pool.end();
     },
   };
 }

@@ -4,6 +4,7 @@ import pg from "pg";
 import type { CredentialsChangedEvent } from "../auth/credential.events.ts";
 import type { CaseChangedEvent } from "../cases/case.events.ts";
 import { log } from "../log.ts";
+import { eventNotifications } from "../observability/metrics.ts";
 import type { MultimediaStatus } from "../multimedia/job.events.ts";
 
 /**
@@ -110,6 +111,7 @@ export async function postgresEventBus(url: string): Promise<EventBus> {
   const deliverBatch = (seq: string, events: BusEvent[]) => {
     if (seen.has(seq)) return;
     seen.add(seq);
+    eventNotifications.inc({ direction: "received" });
     if (BigInt(seq) > lastSeq) lastSeq = BigInt(seq);
     for (const event of events) local.dispatchEvent(new CustomEvent(event.type, { detail: event.detail }));
   };
@@ -204,6 +206,7 @@ export async function postgresEventBus(url: string): Promise<EventBus> {
     pending = [];
     try {
       await notifier.query(PUBLISH, [CHANNEL, `[${batch.join(",")}]`]);
+      eventNotifications.inc({ direction: "sent" });
     } catch (error) {
       log.error("event publish failed", { error, events: batch.length });
       return;

@@ -17,6 +17,7 @@ import type { GraphQLContext } from "./context.ts";
 import { formatError, sendGraphQLError, sendRateLimited } from "./errors.ts";
 import { graphqlIde } from "./ide.ts";
 import { limitRules, parseOptions } from "./limits.ts";
+import { useOperationMetrics } from "../observability/graphql.ts";
 import { useCostLimit } from "./plugins/use-cost-limit.ts";
 import { useExecutionBudget } from "./plugins/use-execution-budget.ts";
 import { usePayloadTooLarge } from "./plugins/use-payload-too-large.ts";
@@ -147,6 +148,7 @@ export async function createHttpEndpoint({
       ApolloServerPluginLandingPageDisabled(),
       // no cache hints are used, and the default plugin wraps every field's resolver (a 5,000-case page)
       ApolloServerPluginCacheControlDisabled(),
+      useOperationMetrics,
       useSubscriptionsOverWebSocket,
       useCostLimit(config.graphqlMaxCost),
       useExecutionBudget,

@@ -4,6 +4,7 @@ import type { Admission } from "../admission/admission.ts";
 import type { Principal } from "../auth/principal.ts";
 import { DomainError } from "../errors.ts";
 import { log } from "../log.ts";
+import { graphqlSubscriptionsActive } from "../observability/metrics.ts";
 
 /**
  * The open WebSockets of this process, by user: what each was admitted as, the permissions it last
@@ -143,6 +144,7 @@ export class WsSessions {
     }
     session.live.set(id, { payload, domains });
     this.liveByUser.set(userId, userCount + 1);
+    graphqlSubscriptionsActive.inc();
     return undefined;
   }
 
@@ -154,6 +156,7 @@ export class WsSessions {
 
   private free(session: Session, id: string): void {
     if (!session.live.delete(id)) return;
+    graphqlSubscriptionsActive.dec();
     const userId = session.principal.userId;
     const left = (this.liveByUser.get(userId) ?? 1) - 1;
     if (left > 0) this.liveByUser.set(userId, left);

@@ -89,6 +89,7 @@ export class JobQueue {
       deadLetter: MULTIMEDIA_GAVE_UP,
       ...(tx ? { db: fromPrisma(tx) } : {}),
     });
+    log.info("multimedia job queued", { processingId });
   }
 
   /** Runs `handler` for each job, `concurrency` at a time in this process. */

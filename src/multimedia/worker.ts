@@ -1,4 +1,5 @@
 import { log } from "../log.ts";
+import { multimediaJobDuration } from "../observability/metrics.ts";
 import type { AppService } from "../apps/app.service.ts";
 import type { Config } from "../config.ts";
 import type { BlobStore } from "./blob-store.ts";
@@ -40,15 +41,39 @@ export class MultimediaWorker {
   private async run(attempt: TaskAttempt): Promise<void> {
     const job = await this.jobs.begin(attempt);
     if (!job) return;
+    const started = process.hrtime.bigint();
+    // one line per attempt as it starts and as it ends, with how it ended and how long it ran
+    const ended = (outcome: "complete" | "failed" | "requeued" | "stopped" | "superseded" | "crashed", fields: Record<string, unknown> = {}) => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      multimediaJobDuration.observe({ outcome }, seconds);
+      const line = { processingId: job.id, attempt: job.attempts, outcome, durationMs: Math.round(seconds * 1000), ...fields };
+      if (outcome === "crashed") log.error("multimedia job crashed", line);
+      else
+        log.info(
+          outcome === "complete" ? "multimedia job finished" : outcome === "failed" ? "multimedia job failed" : "multimedia job stopped",
+          line,
+        );
+    };
+    log.info("multimedia job started", { processingId: job.id, attempt: job.attempts });
     const archive = await this.blobs.localFile(job.archiveKey);
-    if (!archive) return this.jobs.fail(job, "The uploaded archive is missing.");
+    if (!archive) {
+      ended("failed", { reason: "The uploaded archive is missing." });
+      return this.jobs.fail(job, "The uploaded archive is missing.");
+    }
     try {
       await this.process(job, archive.path, attempt.signal);
+      ended("complete");
     } catch (error) {
-      if (error instanceof Superseded) return;
-      if (error instanceof Stopped) return attempt.signal.aborted ? undefined : this.jobs.requeue(job);
-      if (error instanceof ArchiveError) return this.jobs.fail(job, error.message);
-      log.error("multimedia job crashed", { job: job.id, attempt: job.attempts, error });
+      if (error instanceof Superseded) return ended("superseded");
+      if (error instanceof Stopped) {
+        ended(attempt.signal.aborted ? "stopped" : "requeued");
+        return attempt.signal.aborted ? undefined : this.jobs.requeue(job);
+      }
+      if (error instanceof ArchiveError) {
+        ended("failed", { reason: error.message });
+        return this.jobs.fail(job, error.message);
+      }
+      ended("crashed", { error });
       throw error;
     } finally {
       await archive.release();

@@ -3,6 +3,7 @@ import { isIPv4, isIPv6 } from "node:net";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
+import { rateLimitedRequests } from "../observability/metrics.ts";
 import {
   CLEANUP_INTERVAL_MS,
   deleteEndedCounters,
@@ -170,6 +171,7 @@ export class LoginThrottle {
     const storeError = refusals.find((r) => !(r instanceof RateLimiterRes));
     if (storeError !== undefined) throw storeError;
     const wait = Math.max(...refusals.map((r) => (r as RateLimiterRes).msBeforeNext));
+    rateLimitedRequests.inc({ limiter: "login" });
     throw new RateLimitedError(retryAfterSeconds(wait), LOGIN_THROTTLE_MESSAGE);
   }
 

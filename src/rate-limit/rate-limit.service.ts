@@ -5,6 +5,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
 import { DomainError } from "../errors.ts";
 import { log } from "../log.ts";
+import { rateLimitedRequests } from "../observability/metrics.ts";
 
 /**
  * Requests per user and domain (CONTRACT §1: "Rate limit: 429 with Retry-After"), with
@@ -185,6 +186,9 @@ export class RateLimiter {
         }
       }),
     );
-    if (waitMs >= 0) throw new RateLimitedError(retryAfterSeconds(waitMs));
+    if (waitMs >= 0) {
+      rateLimitedRequests.inc({ limiter: "requests" });
+      throw new RateLimitedError(retryAfterSeconds(waitMs));
+    }
   }
 }

@@ -1,0 +1,54 @@
+import { readdir } from "node:fs/promises";
+import type { Database } from "../db/client.ts";
+import { MIGRATIONS_DIR } from "../db/migrate.ts";
+import type { Probes } from "./health.ts";
+import { JOB_STATES, type JobState, type MetricSources } from "./metrics.ts";
+
+/**
+ * What /readyz checks and what the scraped gauges read, over the process's database: the database
+ * answers, every migration in prisma/migrations is applied, the job queue's tables are there, and
+ * this process is not stopping.
+ */
+
+async function migrationNames(): Promise<string[]> {
+  const entries = await readdir(MIGRATIONS_DIR, { withFileTypes: true });
+  return entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+}
+
+export function databaseProbes(db: Database, options: { workers: number; stopping: () => boolean }): Probes {
+  const expected = migrationNames();
+  return {
+    checks: {
+      database: async () => {
+        await db.prisma.$queryRaw`SELECT 1`;
+        return true;
+      },
+      migrations: async () => {
+        const rows = await db.prisma.$queryRaw<{ migration_name: string }[]>`
+          SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`;
+        const applied = new Set(rows.map((row) => row.migration_name));
+        return (await expected).every((name) => applied.has(name)) ? true : "pending";
+      },
+      // pg-boss's queues (created at start); a process with WORKERS=0 still enqueues into them
+      jobQueue: async () => {
+        const [row] = await db.prisma.$queryRaw<{ queues: bigint }[]>`
+          SELECT count(*) AS queues FROM pgboss.queue WHERE name IN ('multimedia', 'multimedia-gave-up')`;
+        return Number(row?.queues) === 2;
+      },
+    },
+    stopping: options.stopping,
+  };
+}
+
+export function databaseMetricSources(db: Database): MetricSources {
+  return {
+    async jobStates() {
+      const rows = await db.prisma.$queryRaw<{ status: string; jobs: bigint }[]>`
+        SELECT status, count(*) AS jobs FROM multimedia_jobs GROUP BY status`;
+      const counts: Partial<Record<JobState, number>> = {};
+      for (const row of rows) if ((JOB_STATES as readonly string[]).includes(row.status)) counts[row.status as JobState] = Number(row.jobs);
+      return counts;
+    },
+    ...(db.pool ? { databasePool: () => ({ total: db.pool!.totalCount, idle: db.pool!.idleCount, waiting: db.pool!.waitingCount }) } : {}),
+  };
+}
