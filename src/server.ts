@@ -13,6 +13,7 @@ import { admit } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
 import { appRouter } from "./apps/app.rest.ts";
 import { multimediaRouter } from "./multimedia/multimedia.rest.ts";
+import { openApiRouter } from "./openapi/openapi.rest.ts";
 import type { Services } from "./services.ts";
 import { requestDrain } from "./shutdown.ts";
 
@@ -65,6 +66,8 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   const { publicUrl } = services.config;
   const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer, admission);
 
+  // the REST API's OpenAPI document and its browsable page: no authentication (CONTRACT §7.2)
+  app.use(openApiRouter());
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
   app.use(graphql.router);
   // A page on another site may not write through REST with the browser's cached credentials
