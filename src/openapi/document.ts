@@ -367,7 +367,7 @@ const appPaths = {
         "200": ok("The status record.", "MultimediaStatus"),
         "500": {
           description: "The processing task failed: `Multimedia processing task failed`.",
-          content: json({ allOf: [ref("AppsError"), { properties: { error: { const: "Multimedia processing task failed" } } }] }),
+          content: json({ allOf: [ref("AppsError"), { type: "object", properties: { error: { const: "Multimedia processing task failed" } } }] }),
         },
       },
     }),
