@@ -78,11 +78,17 @@ interface Operation {
   responses: Record<string, unknown>;
 }
 
-/** An operation of a family: its own responses, then the family's common errors. */
-function operation(family: Family, tag: string, id: string, op: Operation) {
-  const withBody = op.requestBody !== undefined;
-  return { tags: [tag], operationId: id, ...op, responses: { ...op.responses, ...commonErrors(family, withBody) } };
+/**
+ * An operation of a family: its own responses, then the family's common errors. `readsBody`: the
+ * operation reads a body, so one over the limit is 413 (the Case and Location routers read any
+ * request's body, a GET's too).
+ */
+function operation(family: Family, tag: string, id: string, op: Operation, readsBody = op.requestBody !== undefined) {
+  return { tags: [tag], operationId: id, ...op, responses: { ...op.responses, ...commonErrors(family, readsBody) } };
 }
+
+/** Operations of the routers that read every request's body as JSON (rest/middleware.ts jsonBody). */
+const jsonRouterOperation = (tag: string, id: string, op: Operation) => operation("plain", tag, id, op, true);
 
 const pathItem = (family: Family, parameters: unknown[], operations: Record<string, unknown>) => ({
   parameters,
@@ -158,19 +164,19 @@ const caseWritten = {
 
 const casePaths = {
   [`${CASES}/`]: pathItem("plain", [DOMAIN], {
-    get: operation("plain", CASE_TAG, "listCases", {
+    get: jsonRouterOperation(CASE_TAG, "listCases", {
       summary: "List cases",
       description: "Keyset paging by indexed_on then case_id; follow `next` for the following page. Any other parameter: 400.",
       parameters: caseListParams,
       responses: { "200": ok("A page of cases.", "CaseList") },
     }),
-    post: operation("plain", CASE_TAG, "createCases", {
+    post: jsonRouterOperation(CASE_TAG, "createCases", {
       summary: "Create a case (object) or create/update many (list)",
       parameters: selection,
       requestBody: caseWriteBody("An object creates one case; a list of at most 100 is a bulk write (each item's `create` decides)."),
       responses: caseWritten,
     }),
-    put: operation("plain", CASE_TAG, "putCases", {
+    put: jsonRouterOperation(CASE_TAG, "putCases", {
       summary: "Upsert a case by its external_id or update it by its case_id (object), or a bulk write (list)",
       parameters: selection,
       requestBody: caseWriteBody("An object with external_id (upsert) or case_id (update), or a bulk list."),
@@ -178,7 +184,7 @@ const casePaths = {
     }),
   }),
   [`${CASES}/bulk-fetch/`]: pathItem("plain", [DOMAIN], {
-    post: operation("plain", CASE_TAG, "bulkFetchCases", {
+    post: jsonRouterOperation(CASE_TAG, "bulkFetchCases", {
       summary: "Fetch cases by case id and external id",
       parameters: selection,
       requestBody: { required: true, content: json(ref("BulkFetchRequest")) },
@@ -189,12 +195,12 @@ const casePaths = {
     "plain",
     [DOMAIN, pathParam("ext_id", "the external id, percent-encoded (may hold / ? # & = + and unicode)", { type: "string", pattern: "^.+$" })],
     {
-      get: operation("plain", CASE_TAG, "getCaseByExternalId", {
+      get: jsonRouterOperation(CASE_TAG, "getCaseByExternalId", {
         summary: "One case by external id (the oldest when several share it)",
         parameters: selection,
         responses: { "200": ok("The case.", "CaseView") },
       }),
-      put: operation("plain", CASE_TAG, "upsertCaseByExternalId", {
+      put: jsonRouterOperation(CASE_TAG, "upsertCaseByExternalId", {
         summary: "Upsert the case with this external id",
         description: "Updates the case with this external id, or creates it (case_type, case_name, owner_id then required).",
         parameters: selection,
@@ -207,7 +213,7 @@ const casePaths = {
     "plain",
     [DOMAIN, pathParam("case_id", "a case id, or several joined by commas (GET only)", { type: "string", pattern: "^[\\w\\-,]+$" })],
     {
-      get: operation("plain", CASE_TAG, "getCases", {
+      get: jsonRouterOperation(CASE_TAG, "getCases", {
         summary: "One case, or several by comma-separated ids",
         description: "A single id answers the case (404 when missing); ids joined by commas answer the bulk-fetch envelope, never 404.",
         parameters: selection,
@@ -215,7 +221,7 @@ const casePaths = {
           "200": { description: "The case, or the envelope for several ids.", content: json({ anyOf: [ref("BulkFetchResult"), ref("CaseView")] }) },
         },
       }),
-      put: operation("plain", CASE_TAG, "updateCase", {
+      put: jsonRouterOperation(CASE_TAG, "updateCase", {
         summary: "Update this case",
         parameters: selection,
         requestBody: { required: true, content: json(ref("CaseWrite")) },
@@ -261,7 +267,7 @@ const locationOk = (status: string, description: string, schemaName: string, exa
 
 const locationPaths = {
   [`${LOCATIONS}/`]: pathItem("plain", [DOMAIN], {
-    get: operation("plain", LOCATION_TAG, "listLocations", {
+    get: jsonRouterOperation(LOCATION_TAG, "listLocations", {
       summary: "List locations",
       description: "XML unless `format=json` or an Accept naming application/json.",
       parameters: [
@@ -277,25 +283,25 @@ const locationPaths = {
       ],
       responses: locationOk("200", "A page of locations.", "LocationList", XML_EXAMPLE_LIST),
     }),
-    post: operation("plain", LOCATION_TAG, "createLocation", {
+    post: jsonRouterOperation(LOCATION_TAG, "createLocation", {
       summary: "Create a location",
       parameters: [formatParam],
       requestBody: { required: true, content: json(ref("LocationWrite")) },
       responses: locationOk("201", "The location created.", "Location", XML_EXAMPLE_DETAIL),
     }),
-    patch: operation("plain", LOCATION_TAG, "bulkLocations", {
+    patch: jsonRouterOperation(LOCATION_TAG, "bulkLocations", {
       summary: "Create and update up to 100 locations at once (atomic)",
       requestBody: { required: true, content: json(ref("LocationBulkRequest")) },
       responses: { "202": ok("Every item written: the ids, in request order.", "LocationBulkResult") },
     }),
   }),
   [`${LOCATIONS}/{location_id}`]: pathItem("plain", [DOMAIN, pathParam("location_id", "the location's id")], {
-    get: operation("plain", LOCATION_TAG, "getLocation", {
+    get: jsonRouterOperation(LOCATION_TAG, "getLocation", {
       summary: "One location",
       parameters: [formatParam],
       responses: locationOk("200", "The location.", "Location", XML_EXAMPLE_DETAIL),
     }),
-    put: operation("plain", LOCATION_TAG, "updateLocation", {
+    put: jsonRouterOperation(LOCATION_TAG, "updateLocation", {
       summary: "Update a location (partial)",
       parameters: [formatParam],
       requestBody: { required: true, content: json(ref("LocationWrite")) },

@@ -140,7 +140,12 @@ export function responseValidator(document: Json = openApiDocument as unknown as
   }
 
   const routeOf = (url: string) => {
-    const pathname = new URL(url, "http://localhost").pathname;
+    let pathname: string;
+    try {
+      pathname = new URL(url, "http://localhost").pathname;
+    } catch {
+      return undefined; // no URL a server would route
+    }
     return routes.find((r) => r.pattern.test(pathname));
   };
 
