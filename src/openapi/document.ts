@@ -8,7 +8,8 @@ import { ref, schemas, type Schema } from "./schemas.ts";
  *
  * Paths are written as the seeds write them, with their trailing slash; the server answers with or
  * without it. Any other method on a documented path is answered with the response named by the
- * path's `x-method-not-allowed` (405 with `Allow`).
+ * path's `x-other-methods`: 405 with `Allow`, unless the request is refused before its method is
+ * looked at (401 credentials, 403 a cross-site write, 429, 503).
  */
 
 type Family = "plain" | "apps";
@@ -90,10 +91,25 @@ function operation(family: Family, tag: string, id: string, op: Operation, reads
 /** Operations of the routers that read every request's body as JSON (rest/middleware.ts jsonBody). */
 const jsonRouterOperation = (tag: string, id: string, op: Operation) => operation("plain", tag, id, op, true);
 
+/**
+ * What a method the path does not take gets: 405 with Allow, or what the family's admission
+ * answers before any route (credentials, cross-site writes, rate limit, database).
+ */
+function otherMethods(family: Family): Record<string, unknown> {
+  const p = FAMILY_PREFIX[family];
+  return {
+    "401": responseRef(`${p}Unauthorized`),
+    "403": responseRef(`${p}Forbidden`),
+    "405": responseRef(`${p}MethodNotAllowed`),
+    "429": responseRef(`${p}TooManyRequests`),
+    "503": responseRef(`${p}ServiceUnavailable`),
+  };
+}
+
 const pathItem = (family: Family, parameters: unknown[], operations: Record<string, unknown>) => ({
   parameters,
   ...operations,
-  "x-method-not-allowed": responseRef(`${FAMILY_PREFIX[family]}MethodNotAllowed`),
+  "x-other-methods": otherMethods(family),
 });
 
 const pathParam = (name: string, description: string, schema: Schema = { type: "string" }) => ({
@@ -428,7 +444,7 @@ const oauthPaths = {
         "503": responseRef("ServiceUnavailable"),
       },
     },
-    "x-method-not-allowed": responseRef("MethodNotAllowed"),
+    "x-other-methods": { "405": responseRef("MethodNotAllowed") },
   },
 };
 
@@ -441,7 +457,7 @@ export const openApiDocument = {
       "The REST compatibility layer: Case Data API v2, Location API v2 (and location types), Import App API, and the " +
       "OAuth 2.0 token endpoint. GraphQL is served at /graphql and described by its own schema.\n\n" +
       "Every path takes a trailing slash or not. Any method a path does not take is answered 405 with `Allow` " +
-      '(the path\'s `x-method-not-allowed`). Error bodies: `{"error"}` for the Case and Location APIs (Case API ' +
+      '(the path\'s `x-other-methods` lists what else such a request may get). Error bodies: `{"error"}` for the Case and Location APIs (Case API ' +
       'submission errors add `xform_id`), `{"success": false, "error"}` for the Import App API. Objects marked ' +
       "`x-key-order` have their keys in the listed order.",
   },

@@ -63,8 +63,9 @@ describe("the OpenAPI response validator", () => {
     expect(check("GET", TYPES, jsonResponse(401, { error: "who?" }))).toThrow(/WWW-Authenticate/);
   });
 
-  it("a method the path does not take may only be answered 405", () => {
-    expect(check("DELETE", TYPES, jsonResponse(200, typeList([])))).toThrow(/only 405 is documented/);
+  it("a method the path does not take is answered 405, or refused before its method is looked at (401)", () => {
+    expect(check("POST", TYPES, jsonResponse(401, { error: "who?" }, { "www-authenticate": "Basic" }))).not.toThrow();
+    expect(check("DELETE", TYPES, jsonResponse(200, typeList([])))).toThrow(/not among its x-other-methods/);
   });
 
   it("the multimedia status: result keys only once complete; the 500 only with its message", () => {
