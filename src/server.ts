@@ -14,6 +14,7 @@ import { admit } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
 import { appRouter } from "./apps/app.rest.ts";
 import { multimediaRouter } from "./multimedia/multimedia.rest.ts";
+import { openApiRouter } from "./openapi/openapi.rest.ts";
 import type { Services } from "./services.ts";
 import { databaseMetricSources, databaseProbes } from "./observability/probes.ts";
 import { probeRouter } from "./observability/health.ts";
@@ -83,6 +84,8 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   // CORS first: a listed origin's preflight is answered before any authentication, and every
   // answer to it (errors too) carries its Access-Control-Allow-Origin
   app.use(corsPolicy(corsOrigins));
+  // the REST API's OpenAPI document and its browsable page: no authentication (CONTRACT §7.2)
+  app.use(openApiRouter());
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
   app.use("/graphql", markRoute("/graphql"));
   app.use(graphql.router);

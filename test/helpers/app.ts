@@ -8,17 +8,44 @@ import type { Database } from "../../src/db/client.ts";
 import { buildServer, type HttpServer } from "../../src/server.ts";
 import { createServices, type Services } from "../../src/services.ts";
 import { freshDatabase } from "./db.ts";
+import { documentValidator } from "./openapi.ts";
 
 /** The whole app over a fresh database, for one test; `close()` tears both down. */
 export interface TestApp {
   db: Database;
   services: Services;
   server: HttpServer;
-  /** supertest against the express app (no port needed) */
+  /**
+   * supertest against the express app (no port needed). Every response from a path of the OpenAPI
+   * document is checked against it: an undocumented status, header or body fails the request.
+   */
   http: () => ReturnType<typeof request>;
   /** a superuser principal, for arranging data through the services */
   root: Principal;
   close(): Promise<void>;
+}
+
+const METHODS = ["get", "post", "put", "patch", "delete", "head", "options"];
+
+/**
+ * supertest whose every request carries one more assertion, run before the test's own: the
+ * response is as the OpenAPI document says (test/helpers/openapi.ts).
+ */
+export function validatingRequest(app: Parameters<typeof request>[0]): ReturnType<typeof request> {
+  const agent = request(app);
+  const validator = documentValidator();
+  return new Proxy(agent, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof property !== "string" || !METHODS.includes(property) || typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        const test = value.apply(target, args) as request.Test;
+        // supertest's typings omit the request's method and url
+        const { method, url } = test as unknown as { method: string; url: string };
+        return test.expect((res) => validator.check(method, url, res));
+      };
+    },
+  });
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
@@ -38,7 +65,7 @@ export async function build(overrides: Partial<Config> = {}, wrapDb: (db: Databa
     db,
     services,
     server,
-    http: () => request(server.app),
+    http: () => validatingRequest(server.app),
     root: { userId: rootUser.id, username: rootUser.username, isSuperuser: true, scheme: "apikey" },
     async close() {
       await server.close();

@@ -3,6 +3,7 @@ import { expect } from "vitest";
 import fc from "fast-check";
 import type { Config } from "../../src/config.ts";
 import type { Database } from "../../src/db/client.ts";
+import { documentValidator } from "./openapi.ts";
 
 /**
  * Hostile input for the property tests (issue #7 part 1): raw HTTP requests that say exactly what
@@ -62,7 +63,14 @@ export function rawRequest(
           } catch {
             json = undefined;
           }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+          const answer = { status: res.statusCode ?? 0, headers: res.headers, text, json };
+          // as every REST answer of the suite: as the OpenAPI document says (test/helpers/openapi.ts)
+          try {
+            documentValidator().check(options.method, options.path, answer);
+          } catch (error) {
+            return reject(error);
+          }
+          resolve(answer);
         });
       },
     );

@@ -1,0 +1,211 @@
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { openApiDocument } from "../../src/openapi/document.ts";
+
+/**
+ * Checks a REST response against the OpenAPI document the server serves (CONTRACT §7.2), so that
+ * the document cannot drift from the code: every response the test suite gets from a documented
+ * path must have a status documented for that path and method (405 with the path's
+ * `x-other-methods` for a method it does not take), the documented required headers, a
+ * documented content type, and a body that matches the schema (keys in the listed order where the
+ * schema says `x-key-order`). Responses from paths the document does not name are not checked.
+ */
+
+type Json = Record<string, unknown>;
+
+export interface CheckedResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text?: string;
+  body?: unknown;
+}
+
+export class OpenApiMismatch extends Error {
+  constructor(method: string, url: string, status: number, problem: string) {
+    super(`OpenAPI: ${method} ${url} → ${status}: ${problem}`);
+    this.name = "OpenApiMismatch";
+  }
+}
+
+const SCHEMA_REF = "#/components/schemas/";
+const schemaId = (name: string) => `urn:openapi:schema:${name}`;
+
+/** The document's schema refs turned into ids ajv resolves (the schemas are added under them). */
+function rewriteRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rewriteRefs);
+  if (value === null || typeof value !== "object") return value;
+  const out: Json = {};
+  for (const [key, v] of Object.entries(value)) {
+    out[key] = key === "$ref" && typeof v === "string" && v.startsWith(SCHEMA_REF) ? schemaId(v.slice(SCHEMA_REF.length)) : rewriteRefs(v);
+  }
+  return out;
+}
+
+/** Keys in the order of `properties` (a subset, as a field selection leaves). */
+function keysInOrder(data: unknown, parent: Json): boolean {
+  if (data === null || typeof data !== "object" || Array.isArray(data)) return true;
+  const order = Object.keys((parent.properties as Json) ?? {});
+  const positions = Object.keys(data).map((k) => order.indexOf(k));
+  return positions.every((p, i) => i === 0 || p > positions[i - 1]);
+}
+
+export function createAjv(document: Json = openApiDocument as unknown as Json): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+  // OpenAPI's own schema keywords (annotations for this purpose)
+  ajv.addVocabulary(["xml", "example", "discriminator", "externalDocs"]);
+  ajv.addKeyword({
+    keyword: "x-key-order",
+    schemaType: "boolean",
+    validate: (on: boolean, data: unknown, parent?: Json) => !on || keysInOrder(data, parent ?? {}),
+    errors: false,
+  });
+  const schemas = ((document.components as Json).schemas ?? {}) as Json;
+  for (const [name, schema] of Object.entries(schemas)) ajv.addSchema(rewriteRefs(schema) as Json, schemaId(name));
+  return ajv;
+}
+
+interface Route {
+  template: string;
+  pattern: RegExp;
+  item: Json;
+}
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * A path template as a regex: each `{param}` by its schema's pattern (unanchored) or one segment;
+ * the trailing slash optional, as the server takes it. Fixed paths are tried before templated ones.
+ */
+function routesOf(document: Json): Route[] {
+  const routes = Object.entries(document.paths as Json).map(([template, item]) => {
+    const params = (((item as Json).parameters as Json[]) ?? []).filter((p) => p.in === "path");
+    const source = template
+      .replace(/\/$/, "")
+      .split(/(\{[^}]+\})/)
+      .map((part) => {
+        const name = /^\{([^}]+)\}$/.exec(part)?.[1];
+        if (!name) return escape(part);
+        const pattern = ((params.find((p) => p.name === name)?.schema as Json | undefined)?.pattern as string | undefined) ?? "[^/]+";
+        return `(?:${pattern.replace(/^\^/, "").replace(/\$$/, "")})`;
+      })
+      .join("");
+    return { template, pattern: new RegExp(`^${source}/?$`), item: item as Json };
+  });
+  const templated = (r: Route) => (r.template.includes("{") ? (r.template.match(/\{/g)?.length ?? 0) : 0);
+  return routes.sort((a, b) => templated(a) - templated(b));
+}
+
+const mediaType = (contentType: string) => contentType.split(";")[0].trim().toLowerCase();
+
+function mediaMatches(range: string, actual: string): boolean {
+  if (range === "*/*") return true;
+  if (range.endsWith("/*")) return actual.startsWith(range.slice(0, -1));
+  return range === actual;
+}
+
+export interface ResponseValidator {
+  /** Throws OpenApiMismatch when the response is not as documented. */
+  check(method: string, url: string, res: CheckedResponse): void;
+  /** The documented path template a URL falls under, if any. */
+  templateOf(url: string): string | undefined;
+}
+
+export function responseValidator(document: Json = openApiDocument as unknown as Json): ResponseValidator {
+  const ajv = createAjv(document);
+  const routes = routesOf(document);
+  const compiled = new Map<object, ValidateFunction>();
+  const components = document.components as Json;
+
+  const resolve = (value: Json): Json => {
+    const target = value.$ref as string | undefined;
+    if (!target) return value;
+    const [, , kind, name] = target.split("/");
+    return resolve((components[kind] as Json)[name] as Json);
+  };
+  const validatorFor = (schema: Json) => {
+    let validate = compiled.get(schema);
+    if (!validate) {
+      validate = ajv.compile(rewriteRefs(schema) as Json);
+      compiled.set(schema, validate);
+    }
+    return validate;
+  };
+
+  // every body schema compiled now: a schema ajv cannot take fails at once, not in some later test
+  for (const route of routes) {
+    for (const op of Object.values(route.item)) {
+      for (const response of Object.values(((op as Json).responses as Json) ?? {})) {
+        for (const media of Object.values(resolve(response as Json).content ?? {})) validatorFor((media as Json).schema as Json);
+      }
+    }
+  }
+
+  const routeOf = (url: string) => {
+    let pathname: string;
+    try {
+      pathname = new URL(url, "http://localhost").pathname;
+    } catch {
+      return undefined; // no URL a server would route
+    }
+    return routes.find((r) => r.pattern.test(pathname));
+  };
+
+  return {
+    templateOf: (url) => routeOf(url)?.template,
+    check(method, url, res) {
+      const route = routeOf(url);
+      if (!route) return;
+      // a CORS preflight (CORS_ORIGINS) is the browser's question, not an operation of the API
+      if (method.toUpperCase() === "OPTIONS" && res.status === 204) return;
+      const fail = (problem: string): never => {
+        throw new OpenApiMismatch(method, url, res.status, `${problem} (path ${route.template})`);
+      };
+      const verb = method.toLowerCase() === "head" ? "get" : method.toLowerCase();
+      const op = route.item[verb] as Json | undefined;
+      let response: Json;
+      if (!op) {
+        const other = ((route.item["x-other-methods"] as Json) ?? {})[String(res.status)] as Json | undefined;
+        if (!other) fail(`the path does not take ${method}: status ${res.status} is not among its x-other-methods`);
+        response = resolve(other!);
+      } else {
+        const documented = (op.responses as Json)[String(res.status)] as Json | undefined;
+        if (!documented) fail(`status ${res.status} is not documented (documented: ${Object.keys(op.responses as Json).join(", ")})`);
+        response = resolve(documented!);
+      }
+      for (const [name, spec] of Object.entries((response.headers as Json) ?? {})) {
+        if ((spec as Json).required && res.headers[name.toLowerCase()] === undefined) fail(`header ${name} is missing`);
+      }
+      const content = response.content as Json | undefined;
+      const hasBody = method.toUpperCase() !== "HEAD" && res.status !== 204;
+      if (!content) {
+        if (hasBody && res.text) fail("a body was sent where none is documented");
+        return;
+      }
+      if (!hasBody) return;
+      const contentType = String(res.headers["content-type"] ?? "");
+      const actual = mediaType(contentType);
+      const range = Object.keys(content).find((r) => mediaMatches(r, actual));
+      if (!range) fail(`content type '${contentType}' is not documented (documented: ${Object.keys(content).join(", ")})`);
+      if (!/[/+]json$/.test(actual)) return;
+      const schema = (content[range!] as Json).schema as Json;
+      let body: unknown;
+      try {
+        body = typeof res.text === "string" ? JSON.parse(res.text) : res.body;
+      } catch {
+        fail("the body is not JSON");
+      }
+      const validate = validatorFor(schema);
+      if (!validate(body)) {
+        const errors = (validate.errors ?? []).slice(0, 8).map((e) => `${e.instancePath || "/"} ${e.message} ${JSON.stringify(e.params)}`);
+        fail(`the body does not match the schema: ${errors.join("; ")}\nbody: ${JSON.stringify(body).slice(0, 2000)}`);
+      }
+    },
+  };
+}
+
+let shared: ResponseValidator | undefined;
+
+/** One validator for the test process (compiling the schemas once). */
+export function documentValidator(): ResponseValidator {
+  shared ??= responseValidator();
+  return shared;
+}

@@ -1,0 +1,100 @@
+import express from "express";
+import { describe, expect, it } from "vitest";
+import { validatingRequest } from "../helpers/app.ts";
+import { documentValidator, OpenApiMismatch, type CheckedResponse } from "../helpers/openapi.ts";
+
+/**
+ * The response validator every REST test runs through (test/helpers/openapi.ts): it must fail on
+ * what the document does not say, or the document could drift unnoticed.
+ */
+
+const validator = documentValidator();
+const TYPES = "/a/demo/api/location_type/v1/";
+const STATUS = "/a/demo/apps/api/app1/multimedia/status/dl-0123456789abcdef0123456789abcdef/";
+
+const jsonResponse = (status: number, body: unknown, headers: Record<string, string> = {}): CheckedResponse => ({
+  status,
+  headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  text: JSON.stringify(body),
+});
+
+const typeList = (objects: unknown[]) => ({
+  meta: { limit: objects.length, next: null, offset: 0, previous: null, total_count: objects.length },
+  objects,
+});
+const aType = { code: "city", domain: "demo", id: "t1", name: "City", parent: null };
+
+const check = (method: string, url: string, res: CheckedResponse) => () => validator.check(method, url, res);
+
+describe("the OpenAPI response validator", () => {
+  it("accepts a documented status with its documented body", () => {
+    expect(check("GET", TYPES, jsonResponse(200, typeList([aType])))).not.toThrow();
+    expect(check("GET", TYPES.slice(0, -1), jsonResponse(200, typeList([])))).not.toThrow();
+  });
+
+  it("refuses an undocumented status", () => {
+    expect(check("GET", TYPES, jsonResponse(418, { error: "teapot" }))).toThrow(/status 418 is not documented/);
+    expect(check("GET", TYPES, jsonResponse(500, { error: "Internal server error" }))).toThrow(OpenApiMismatch);
+  });
+
+  it("refuses a body of another shape: a missing key, an extra key, a wrong type", () => {
+    const { parent: _, ...noParent } = aType;
+    expect(check("GET", TYPES, jsonResponse(200, typeList([noParent])))).toThrow(/does not match/);
+    expect(check("GET", TYPES, jsonResponse(200, typeList([{ ...aType, extra: 1 }])))).toThrow(/does not match/);
+    expect(check("GET", TYPES, jsonResponse(200, typeList([{ ...aType, id: 7 }])))).toThrow(/does not match/);
+    // the Import App API's error shape on a Location API path
+    expect(check("GET", TYPES, jsonResponse(403, { success: false, error: "no" }))).toThrow(/does not match/);
+  });
+
+  it("refuses keys out of the documented order", () => {
+    const { code, ...rest } = aType;
+    expect(check("GET", TYPES, jsonResponse(200, typeList([{ ...rest, code }])))).toThrow(/x-key-order/);
+  });
+
+  it("refuses an undocumented content type", () => {
+    const res = { ...jsonResponse(200, typeList([])), headers: { "content-type": "text/html" } };
+    expect(check("GET", TYPES, res)).toThrow(/content type 'text\/html' is not documented/);
+  });
+
+  it("requires the documented headers: Allow on 405, Retry-After on 429, WWW-Authenticate on 401", () => {
+    expect(check("DELETE", TYPES, jsonResponse(405, { error: "Method 'DELETE' not allowed." }))).toThrow(/header Allow is missing/);
+    expect(check("DELETE", TYPES, jsonResponse(405, { error: "Method 'DELETE' not allowed." }, { allow: "GET, HEAD" }))).not.toThrow();
+    expect(check("GET", TYPES, jsonResponse(429, { error: "slow down" }))).toThrow(/Retry-After/);
+    expect(check("GET", TYPES, jsonResponse(401, { error: "who?" }))).toThrow(/WWW-Authenticate/);
+  });
+
+  it("a method the path does not take is answered 405, or refused before its method is looked at (401)", () => {
+    expect(check("POST", TYPES, jsonResponse(401, { error: "who?" }, { "www-authenticate": "Basic" }))).not.toThrow();
+    expect(check("DELETE", TYPES, jsonResponse(200, typeList([])))).toThrow(/not among its x-other-methods/);
+  });
+
+  it("the multimedia status: result keys only once complete; the 500 only with its message", () => {
+    const running = {
+      success: true,
+      complete: false,
+      in_queue: true,
+      progress: { percent: 50, current: 1, total: 2 },
+      errors: [],
+      processing_id: "dl-0123456789abcdef0123456789abcdef",
+    };
+    expect(check("GET", STATUS, jsonResponse(200, running))).not.toThrow();
+    expect(check("GET", STATUS, jsonResponse(200, { ...running, matched_count: 0 }))).toThrow(/does not match/);
+    const failed = { success: false, error: "Multimedia processing task failed" };
+    expect(check("GET", STATUS, jsonResponse(500, failed))).not.toThrow();
+    expect(check("GET", STATUS, jsonResponse(500, { success: false, error: "Internal server error" }))).toThrow(/does not match/);
+  });
+
+  it("leaves paths the document does not name alone", () => {
+    expect(check("POST", "/graphql", jsonResponse(200, { data: null }))).not.toThrow();
+    expect(validator.templateOf("/a/demo/api/case/v2/ext/a%2Fb/")).toBe("/a/{domain}/api/case/v2/ext/{ext_id}/");
+    expect(validator.templateOf("/a/demo/api/case/v2/bulk-fetch")).toBe("/a/{domain}/api/case/v2/bulk-fetch/");
+    expect(validator.templateOf("/a/demo/api/case/v2/a,b")).toBe("/a/{domain}/api/case/v2/{case_id}");
+  });
+
+  it("the test helpers' http() fails the request whose response is not as documented", async () => {
+    const wrong = express().get(TYPES, (_req, res) => res.status(200).json({ objects: [] }));
+    await expect(validatingRequest(wrong).get(TYPES)).rejects.toThrow(OpenApiMismatch);
+    const right = express().get(TYPES, (_req, res) => res.status(200).json(typeList([aType])));
+    await validatingRequest(right).get(TYPES).expect(200);
+  });
+});
