@@ -11,6 +11,7 @@ import { restErrorHandler, unknownPath, type ErrorShape } from "./rest/errors.ts
 import { refuseCrossSiteWrites } from "./rest/cross-site.ts";
 import { admit } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
+import { dashboardRouter } from "./dashboard/dashboard.static.ts";
 import { appRouter } from "./apps/app.rest.ts";
 import { multimediaRouter } from "./multimedia/multimedia.rest.ts";
 import type { Services } from "./services.ts";
@@ -67,6 +68,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
 
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
   app.use(graphql.router);
+  app.use("/dashboard", dashboardRouter());
   // A page on another site may not write through REST with the browser's cached credentials
   // (CSRF), refused before any family admits it (the last handler gives the family's body shape).
   // CORS_ORIGINS, when it comes, lists the origins trusted to.

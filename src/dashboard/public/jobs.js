@@ -1,0 +1,189 @@
+// The list of uploads: one card per multimedia job, created once and updated in place as the feed
+// reports changes. Every value from the server goes in as text (file names and messages are
+// whatever users typed), never as markup.
+
+/** The fields of MultimediaJob the page shows; used by the list query, the feed and the upload. */
+export const JOB_FIELDS = `
+  fragment DashboardJob on MultimediaJob {
+    id
+    processingId
+    fileName
+    sizeBytes
+    state
+    createdAt
+    startedAt
+    finishedAt
+    attempts
+    errors
+    app { appId name }
+    uploadedBy { username }
+    progress { current total percent }
+    result {
+      totalFiles processedFiles matchedCount unmatchedCount imageCount audioCount videoCount
+      matchedFiles { path originalPath mediaClass size }
+      unmatchedFiles { path reason }
+    }
+  }
+`;
+
+const STATE_WORDS = { QUEUED: "Queued", RUNNING: "Running", COMPLETE: "Complete", FAILED: "Failed" };
+const FINISHED = new Set(["COMPLETE", "FAILED"]);
+
+/** `el("p", { className: "x" }, "text", child)`: an element with properties and children */
+function el(tag, props = {}, ...children) {
+  const node = Object.assign(document.createElement(tag), props);
+  node.append(...children.filter((child) => child !== null && child !== undefined));
+  return node;
+}
+
+function formatBytes(bytes) {
+  if (bytes === null || bytes === undefined) return "";
+  const units = ["bytes", "KB", "MB", "GB"];
+  let value = Number(bytes);
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+function formatTime(iso) {
+  return iso ? timeFormat.format(new Date(iso)) : "";
+}
+
+function progressText(job) {
+  const { current, total, percent } = job.progress;
+  return total ? `${percent} % · ${current} of ${total} files` : `${percent} %`;
+}
+
+function resultList(job) {
+  const r = job.result;
+  const figures = [
+    ["Matched", r.matchedCount],
+    ["Unmatched", r.unmatchedCount],
+    ["Files", r.totalFiles],
+    ["Images", r.imageCount],
+    ["Audio", r.audioCount],
+    ["Video", r.videoCount],
+  ];
+  return el(
+    "dl",
+    { className: "job-result" },
+    ...figures.map(([term, value]) =>
+      el("div", { className: `figure figure-${term.toLowerCase()}` }, el("dt", {}, term), el("dd", {}, String(value))),
+    ),
+  );
+}
+
+function fileDetails(job) {
+  const { matchedFiles = [], unmatchedFiles = [] } = job.result;
+  if (!matchedFiles.length && !unmatchedFiles.length) return null;
+  const matched = matchedFiles.map((f) => el("li", {}, el("code", {}, f.path), ` (${f.mediaClass}, ${formatBytes(f.size)})`));
+  const unmatched = unmatchedFiles.map((f) => el("li", {}, el("code", {}, f.path), ` — ${f.reason}`));
+  return el(
+    "details",
+    { className: "job-files" },
+    el("summary", {}, "Files"),
+    matched.length ? el("h4", {}, "Matched") : null,
+    matched.length ? el("ul", {}, ...matched) : null,
+    unmatched.length ? el("h4", {}, "Unmatched") : null,
+    unmatched.length ? el("ul", {}, ...unmatched) : null,
+  );
+}
+
+/** The card's content for the job as it is now (rebuilt whole: a card is a few dozen nodes). */
+function cardContent(job) {
+  const name = job.fileName || job.processingId;
+  const headingId = `job-${job.processingId}-name`;
+  const percent = job.progress.percent;
+  const progress = el("progress", { max: 100, value: percent });
+  progress.setAttribute("aria-labelledby", headingId);
+  progress.setAttribute("aria-valuemin", "0");
+  progress.setAttribute("aria-valuemax", "100");
+  progress.setAttribute("aria-valuenow", String(percent));
+  progress.setAttribute("aria-valuetext", progressText(job));
+  const meta = [
+    job.app ? `App ${job.app.name}` : null,
+    job.uploadedBy ? `by ${job.uploadedBy.username}` : null,
+    formatBytes(job.sizeBytes),
+    formatTime(job.createdAt),
+    job.attempts > 1 ? `attempt ${job.attempts}` : null,
+  ].filter(Boolean);
+  return [
+    el(
+      "div",
+      { className: "job-head" },
+      el("h3", { id: headingId, className: "job-name" }, name),
+      el("span", { className: `state state-${job.state.toLowerCase()}` }, STATE_WORDS[job.state] ?? job.state),
+    ),
+    el("p", { className: "job-meta" }, meta.join(" · ")),
+    el("div", { className: "job-progress" }, progress, el("span", { className: "job-percent" }, progressText(job))),
+    job.errors.length ? el("ul", { className: "job-errors" }, ...job.errors.map((message) => el("li", {}, message))) : null,
+    job.result ? resultList(job) : null,
+    job.result ? fileDetails(job) : null,
+  ].filter(Boolean);
+}
+
+/**
+ * The uploads of one domain, newest first, keyed by processing id. `announce` hears a sentence for
+ * each state change (for the page's polite live region).
+ */
+export class JobList {
+  /** @param {HTMLOListElement} list  @param {(sentence: string) => void} announce */
+  constructor(list, announce) {
+    this.list = list;
+    this.announce = announce;
+    /** @type {Map<string, {job: object, card: HTMLLIElement}>} */
+    this.cards = new Map();
+  }
+
+  clear() {
+    this.cards.clear();
+    this.list.replaceChildren();
+  }
+
+  get size() {
+    return this.cards.size;
+  }
+
+  /** Adds older jobs (a next page) at the end. */
+  append(jobs) {
+    for (const job of jobs) if (!this.cards.has(job.processingId)) this.list.append(this.render(job));
+  }
+
+  /** A job as the feed or a fresh read reports it: updated in place, or added in date order. */
+  upsert(job) {
+    const entry = this.cards.get(job.processingId);
+    if (!entry) return void this.insertByDate(this.render(job), job);
+    if (this.isStale(entry.job, job)) return;
+    if (entry.job.state !== job.state) this.announce(`${job.fileName || job.processingId}: ${STATE_WORDS[job.state] ?? job.state}.`);
+    entry.job = job;
+    this.paint(entry.card, job);
+  }
+
+  /** a late event (e.g. a fresh read answered after the feed's newer one) must not move a card back */
+  isStale(shown, incoming) {
+    if (FINISHED.has(shown.state) && !FINISHED.has(incoming.state)) return true;
+    return shown.state === incoming.state && incoming.progress.current < shown.progress.current;
+  }
+
+  render(job) {
+    const card = el("li", { className: "job" });
+    this.cards.set(job.processingId, { job, card });
+    this.paint(card, job);
+    return card;
+  }
+
+  paint(card, job) {
+    card.dataset.processingId = job.processingId;
+    card.dataset.state = job.state;
+    card.replaceChildren(...cardContent(job));
+  }
+
+  insertByDate(card, job) {
+    const isOlder = (other) => other !== card && this.cards.get(other.dataset.processingId).job.createdAt <= job.createdAt;
+    this.list.insertBefore(card, [...this.list.children].find(isOlder) ?? null);
+  }
+}
