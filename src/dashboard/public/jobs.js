@@ -22,6 +22,7 @@ export const JOB_FIELDS = `
       totalFiles processedFiles matchedCount unmatchedCount imageCount audioCount videoCount
       matchedFiles { path originalPath mediaClass size }
       unmatchedFiles { path reason }
+      skippedFiles { path reason }
     }
   }
 `;
@@ -77,20 +78,23 @@ function resultList(job) {
   );
 }
 
+/** A titled list of files, or nothing when there are none. */
+function fileGroup(title, items) {
+  return items.length ? [el("h4", {}, title), el("ul", {}, ...items)] : [];
+}
+
 function fileDetails(job) {
-  const { matchedFiles = [], unmatchedFiles = [] } = job.result;
-  if (!matchedFiles.length && !unmatchedFiles.length) return null;
-  const matched = matchedFiles.map((f) => el("li", {}, el("code", {}, f.path), ` (${f.mediaClass}, ${formatBytes(f.size)})`));
-  const unmatched = unmatchedFiles.map((f) => el("li", {}, el("code", {}, f.path), ` — ${f.reason}`));
-  return el(
-    "details",
-    { className: "job-files" },
-    el("summary", {}, "Files"),
-    matched.length ? el("h4", {}, "Matched") : null,
-    matched.length ? el("ul", {}, ...matched) : null,
-    unmatched.length ? el("h4", {}, "Unmatched") : null,
-    unmatched.length ? el("ul", {}, ...unmatched) : null,
-  );
+  const { matchedFiles = [], unmatchedFiles = [], skippedFiles = [] } = job.result;
+  const withReason = (f) => el("li", {}, el("code", {}, f.path), ` — ${f.reason}`);
+  const groups = [
+    ...fileGroup(
+      "Matched",
+      matchedFiles.map((f) => el("li", {}, el("code", {}, f.path), ` (${String(f.mediaClass).toLowerCase()}, ${formatBytes(f.size)})`)),
+    ),
+    ...fileGroup("Unmatched", unmatchedFiles.map(withReason)),
+    ...fileGroup("Skipped", skippedFiles.map(withReason)),
+  ];
+  return groups.length ? el("details", { className: "job-files" }, el("summary", {}, "Files"), ...groups) : null;
 }
 
 /** The card's content for the job as it is now (rebuilt whole: a card is a few dozen nodes). */
@@ -177,9 +181,13 @@ export class JobList {
   }
 
   paint(card, job) {
+    const filesOpen = card.querySelector("details")?.open;
     card.dataset.processingId = job.processingId;
     card.dataset.state = job.state;
     card.replaceChildren(...cardContent(job));
+    // a repaint keeps the file list open if the user opened it
+    const details = card.querySelector("details");
+    if (details && filesOpen) details.open = true;
   }
 
   insertByDate(card, job) {
