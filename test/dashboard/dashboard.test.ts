@@ -24,10 +24,11 @@ const NORTH = "north";
 const SOUTH = "south";
 const REFERENCES = ["jr://file/commcare/image/clinic.png", "jr://file/commcare/image/map.png", "jr://file/commcare/image/logo.png"];
 /** a file name that is markup: the page must show it as text */
-const EARLIER_UPLOAD = "earlier <b>photos</b>.zip";
+const EARLIER_UPLOAD = "earlier <img src=x alt=photos>.zip";
 const PAGE_UPLOAD = "new-photos.zip";
 const LATER_UPLOAD = "from-another-client.zip";
-const WAIT = { timeout: 30_000 };
+/** polling by time: requestAnimationFrame, puppeteer's default, does not run in a tab in the background */
+const WAIT = { timeout: 30_000, polling: 100 };
 
 let app: TestApp;
 let origin: string;
@@ -97,8 +98,12 @@ async function waitForCard(page: Page, fileName: string, state: string): Promise
       state,
     );
   } catch (error) {
-    const banner = await page.$eval("#error", (node: any) => (node.hidden ? "(none)" : node.textContent));
-    throw new Error(`${fileName} never showed ${state}; the page's error: ${banner}`, { cause: error });
+    const shown = await page.evaluate(() => ({
+      error: document.getElementById("error").hidden ? "(none)" : document.getElementById("error").textContent,
+      cards: [...document.querySelectorAll("li.job")].map((li) => `${li.querySelector(".job-name")?.textContent}: ${li.dataset.state}`),
+      uploadStatus: document.getElementById("upload-status").textContent,
+    }));
+    throw new Error(`${fileName} never showed ${state}; the page showed ${JSON.stringify(shown)}`, { cause: error });
   }
 }
 
@@ -171,6 +176,8 @@ describe("GET /dashboard/ in a browser", () => {
         { name: "commcare/image/unknown.png", data: png(4) },
       ]),
     );
+    // a click goes to the tab in front
+    await page.bringToFront();
     expect(await page.$eval("#app", (node: any) => node.selectedOptions[0]?.textContent)).toBe("Clinic forms");
     const input = await page.$("#file");
     await input!.uploadFile(archive);
@@ -196,6 +203,13 @@ describe("GET /dashboard/ in a browser", () => {
     const otherBody = await text(other, "body");
     for (const name of [PAGE_UPLOAD, LATER_UPLOAD, "photos", "Clinic forms", NORTH]) expect(otherBody).not.toContain(name);
 
+    // the card lists the files: the one that matched nothing with the reason
+    await page.evaluate((name) => {
+      const card = [...document.querySelectorAll("li.job")].find((li) => li.querySelector(".job-name").textContent === name);
+      card.querySelector("details summary").click();
+    }, PAGE_UPLOAD);
+    expect((await readCard(page, PAGE_UPLOAD))!.text).toMatch(/unknown\.png — Did not match any Image paths in application\./);
+
     const screenshot = path.join(tmp, "dashboard.png");
     await page.screenshot({ path: screenshot, fullPage: true });
     console.log(`dashboard screenshot: ${screenshot}`);
@@ -203,8 +217,11 @@ describe("GET /dashboard/ in a browser", () => {
     // at a phone's width nothing runs off the side
     await page.setViewport({ width: 360, height: 800 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    const narrow = path.join(tmp, "dashboard-narrow.png");
+    await page.screenshot({ path: narrow, fullPage: true });
+    console.log(`dashboard screenshot at 360 px: ${narrow}`);
 
     expect(browser.blocked).toEqual([]);
     expect(browser.pageErrors).toEqual([]);
-  });
+  }, 180_000);
 });

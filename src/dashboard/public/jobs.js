@@ -56,7 +56,7 @@ function formatTime(iso) {
 
 function progressText(job) {
   const { current, total, percent } = job.progress;
-  return total ? `${percent} % · ${current} of ${total} files` : `${percent} %`;
+  return total ? `${percent} % · ${current} of ${total} ${total === 1 ? "file" : "files"}` : `${percent} %`;
 }
 
 function resultList(job) {
