@@ -20,6 +20,8 @@ export interface TestBrowser {
   blocked: string[];
   /** uncaught errors in any of the pages */
   pageErrors: string[];
+  /** what the pages logged as errors (a refused request, a Content-Security-Policy violation) */
+  consoleErrors: string[];
   close(): Promise<void>;
 }
 
@@ -36,10 +38,12 @@ export async function launchBrowser(): Promise<TestBrowser> {
   });
   const blocked: string[] = [];
   const pageErrors: string[] = [];
+  const consoleErrors: string[] = [];
   return {
     browser,
     blocked,
     pageErrors,
+    consoleErrors,
     async open(origin) {
       const page = await browser.newPage();
       await page.setRequestInterception(true);
@@ -49,6 +53,9 @@ export async function launchBrowser(): Promise<TestBrowser> {
         void request.abort("blockedbyclient");
       });
       page.on("pageerror", (error) => pageErrors.push(String(error)));
+      page.on("console", (message) => {
+        if (message.type() === "error") consoleErrors.push(message.text());
+      });
       return page;
     },
     async close() {

@@ -19,6 +19,7 @@ import { launchBrowser, type TestBrowser } from "./browser.ts";
  * TypeScript has no DOM library; those functions are checked by running them).
  */
 declare const document: any;
+declare const sessionStorage: { length: number };
 
 const NORTH = "north";
 const SOUTH = "south";
@@ -35,6 +36,7 @@ let origin: string;
 let browser: TestBrowser;
 let alice: TestUser;
 let bob: TestUser;
+let carol: TestUser;
 let appId: string;
 let tmp: string;
 
@@ -120,6 +122,8 @@ beforeAll(async () => {
   await createDomain(app, SOUTH);
   alice = await createUser(app, { username: "alice", domain: NORTH, permissions: ["access_api", "edit_apps"] });
   bob = await createUser(app, { username: "bob", domain: SOUTH, permissions: ["access_api", "edit_apps"] });
+  // a member of north who may read cases but not apps and their uploads
+  carol = await createUser(app, { username: "carol", domain: NORTH, permissions: ["access_api", "view_data"] });
   appId = await createApp(app, alice.authorization, NORTH, appSource({ paths: REFERENCES }), "Clinic forms");
   // an upload made before any page is open
   await uploadElsewhere(EARLIER_UPLOAD, await zip([{ name: "commcare/image/logo.png", data: png(1) }]));
@@ -210,6 +214,17 @@ describe("GET /dashboard/ in a browser", () => {
     }, PAGE_UPLOAD);
     expect((await readCard(page, PAGE_UPLOAD))!.text).toMatch(/unknown\.png — Did not match any Image paths in application\./);
 
+    // signed out, the tab forgets bob; a member without the permission is refused in words
+    await other.bringToFront();
+    await other.click("#sign-out");
+    expect(await other.$eval("#workspace", (node: any) => node.hidden)).toBe(true);
+    expect(await other.evaluate(() => sessionStorage.length)).toBe(0);
+    await signIn(other, "carol", "apikey", carol.apiKey);
+    await other.waitForSelector("#error:not([hidden])", WAIT);
+    expect(await text(other, "#error")).toMatch(/^Not allowed: your account does not have the permission for this domain or action \(403\)/);
+    expect(await other.$$("li.job")).toHaveLength(0);
+
+    await page.bringToFront();
     const screenshot = path.join(tmp, "dashboard.png");
     await page.screenshot({ path: screenshot, fullPage: true });
     console.log(`dashboard screenshot: ${screenshot}`);
@@ -223,5 +238,7 @@ describe("GET /dashboard/ in a browser", () => {
 
     expect(browser.blocked).toEqual([]);
     expect(browser.pageErrors).toEqual([]);
+    // the refusals above are the only errors: the browser logs each 401/403 response it got
+    expect(browser.consoleErrors.filter((message) => !/status of 40[13] /.test(message))).toEqual([]);
   }, 180_000);
 });
