@@ -17,6 +17,10 @@ export interface Config {
   refreshTokenTtlSeconds: number;
   appSourceLimitBytes: number;
   multimediaJobTtlSeconds: number;
+  /** how long settled multimedia jobs stay listed for dashboards (GraphQL), whatever the REST status's lifetime */
+  multimediaJobHistoryDays: number;
+  /** progress events of one job, at most, per second: published, and delivered to each subscription */
+  progressEventsPerSecond: number;
   zipMaxEntryBytes: number;
   zipMaxTotalBytes: number;
   zipMaxRatio: number;
@@ -140,6 +144,8 @@ export function loadConfig(env: Env = process.env): Config {
     refreshTokenTtlSeconds: integer(env, "REFRESH_TOKEN_TTL_SECONDS", 14 * 24 * 3600, 1),
     appSourceLimitBytes: integer(env, "APP_SOURCE_LIMIT_BYTES", 64 * 1024 * 1024, 1024),
     multimediaJobTtlSeconds: integer(env, "MULTIMEDIA_JOB_TTL_SECONDS", 3600, 1),
+    multimediaJobHistoryDays: integer(env, "MULTIMEDIA_JOB_HISTORY_DAYS", 7, 1),
+    progressEventsPerSecond: integer(env, "PROGRESS_EVENTS_PER_SECOND", 10, 1),
     zipMaxEntryBytes: integer(env, "ZIP_MAX_ENTRY_BYTES", 512 * 1024 * 1024, 1),
     zipMaxTotalBytes: integer(env, "ZIP_MAX_TOTAL_BYTES", 8 * 1024 * 1024 * 1024, 1),
     zipMaxRatio: integer(env, "ZIP_MAX_RATIO", 100, 1),

@@ -36,6 +36,11 @@ export class AppRepository {
     return this.prisma.app.findFirst({ where: { id: appId, domainId } });
   }
 
+  /** The domain's apps with these ids, in one query. */
+  findMany(domainId: string, appIds: readonly string[]): Promise<AppRecord[]> {
+    return this.prisma.app.findMany({ where: { id: { in: [...appIds] }, domainId } });
+  }
+
   /** The domain's apps, oldest first. */
   list(domainId: string): Promise<AppRecord[]> {
     return this.prisma.app.findMany({ where: { domainId }, orderBy: { createdAt: "asc" } });

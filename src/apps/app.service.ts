@@ -116,6 +116,11 @@ export class AppService {
     await this.repository.setMultimediaMap(tx, app.id, map);
   }
 
+  /** The domain's apps with these ids, in one query (GraphQL loaders). */
+  async appsOf(domain: Pick<DomainRef, "id">, appIds: readonly string[]): Promise<Map<string, AppRecord>> {
+    return new Map((await this.repository.findMany(domain.id, appIds)).map((a) => [a.id, a]));
+  }
+
   /** Every version of each of the domain's apps named, newest first, in one query (GraphQL loaders). */
   async versionsOf(domain: Pick<DomainRef, "id">, appIds: readonly string[]): Promise<Map<string, AppVersionRow[]>> {
     return Map.groupBy(await this.repository.versionsOf(domain.id, appIds), (r) => r.appId);

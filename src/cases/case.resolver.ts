@@ -122,7 +122,7 @@ export class CaseResolver {
       totalCount: page.total,
       nodes,
       edges: nodes.map((node) => ({ cursor, node })),
-      pageInfo: { hasNextPage: Boolean(nextCursor), endCursor: nextCursor ?? null },
+      pageInfo: { hasNextPage: Boolean(nextCursor), hasPreviousPage: Boolean(after), startCursor: null, endCursor: nextCursor ?? null },
     };
   }
 

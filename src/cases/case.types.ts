@@ -107,14 +107,8 @@ export class FormType {
   caseIds!: string[];
 }
 
-@ObjectType("PageInfo")
-export class PageInfoType {
-  @Field(() => Boolean)
-  hasNextPage!: boolean;
-
-  @Field(() => String, { nullable: true })
-  endCursor!: string | null;
-}
+// the one PageInfo of every connection (bridge until the cases connection moves onto src/graphql/connection.ts)
+import { PageInfoType } from "../graphql/connection.ts";
 
 @ObjectType("CaseEdge")
 export class CaseEdgeType {

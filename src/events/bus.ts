@@ -16,7 +16,7 @@ import type { MultimediaStatus } from "../multimedia/job.events.ts";
  */
 export type Topics = {
   caseChanged: [CaseChangedEvent];
-  /** keyed by processing id */
+  /** keyed by domain id: a job's own feed and its domain's dashboards read the same events */
   multimediaProgress: [string, MultimediaStatus];
   credentialsChanged: [CredentialsChangedEvent];
 };

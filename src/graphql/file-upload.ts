@@ -12,13 +12,14 @@ import { tempPrefix } from "../util/temp-entries.ts";
 export async function withUpload<T>(
   tempDir: string,
   upload: Promise<FileUpload>,
-  run: (file: { path: string; size: number }) => Promise<T>,
+  run: (file: { path: string; size: number; filename: string }) => Promise<T>,
 ): Promise<T> {
   const dir = await mkdtemp(path.join(tempDir, tempPrefix("gql-upload")));
   try {
     const file = path.join(dir, "upload");
-    await pipeline((await upload).createReadStream(), createWriteStream(file));
-    return await run({ path: file, size: (await stat(file)).size });
+    const received = await upload;
+    await pipeline(received.createReadStream(), createWriteStream(file));
+    return await run({ path: file, size: (await stat(file)).size, filename: received.filename });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -1,5 +1,7 @@
 import { Arg, Ctx, ID, Query, Resolver } from "type-graphql";
+import { APP_NODES } from "../apps/app.resolver.ts";
 import { CASE_NODES } from "../cases/case.resolver.ts";
+import { MULTIMEDIA_NODES } from "../multimedia/multimedia.resolver.ts";
 import { DomainError, type ErrorCode } from "../errors.ts";
 import type { GraphQLContext } from "./context.ts";
 import { perIdCost } from "./list-bounds.ts";
@@ -8,6 +10,8 @@ import { NodeInterface, parseGlobalId, type NodeFetcher, type NodeTypeName, type
 /** Each Node type's fetcher, from the feature that owns the type. */
 export const NODE_FETCHERS: Partial<Record<NodeTypeName, NodeFetcher<GraphQLContext>>> = {
   ...CASE_NODES,
+  ...APP_NODES,
+  ...MULTIMEDIA_NODES,
 };
 
 /** Refusals that mean "nothing there for you"; an outage or a rate limit still reaches the client. */

@@ -3,13 +3,13 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphq
 import { buildSchema } from "type-graphql";
 import { enforceBudget } from "./budget.ts";
 import { AdminResolver } from "../admin/admin.resolver.ts";
-import { AppResolver } from "../apps/app.resolver.ts";
+import { AppResolver, AppVersionResolver } from "../apps/app.resolver.ts";
 import { CaseIndexResolver, CaseResolver, FormResolver } from "../cases/case.resolver.ts";
 import { NodeResolver } from "./node.resolver.ts";
 import { LocationTypeResolver } from "../locations/location-type.resolver.ts";
 import { LocationResolver } from "../locations/location.resolver.ts";
 import { createLocalPubSub } from "../events/bus.ts";
-import { AppMultimediaResolver, MultimediaResolver } from "../multimedia/multimedia.resolver.ts";
+import { AppMultimediaResolver, MultimediaFileResolver, MultimediaResolver } from "../multimedia/multimedia.resolver.ts";
 
 export const RESOLVERS = [
   AdminResolver,
@@ -20,7 +20,9 @@ export const RESOLVERS = [
   FormResolver,
   NodeResolver,
   AppResolver,
+  AppVersionResolver,
   MultimediaResolver,
+  MultimediaFileResolver,
   AppMultimediaResolver,
 ] as const;
 

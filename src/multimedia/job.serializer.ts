@@ -60,3 +60,9 @@ export function restStatus(status: MultimediaStatus) {
     ...(complete ? resultFields(status.result!) : {}),
   };
 }
+
+/** The body the REST status endpoint gives for the job: its 200 body, or for a failed job its 500 body. */
+export function restStatusBody(status: MultimediaStatus): Record<string, unknown> {
+  if (status.state === "failed") return { success: false, error: new TaskFailed().message };
+  return restStatus(status);
+}

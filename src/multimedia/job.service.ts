@@ -1,3 +1,4 @@
+import { stat } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import type { Principal } from "../auth/principal.ts";
 import type { DomainRef } from "../auth/permissions.ts";
@@ -8,11 +9,15 @@ import type { PubSub } from "../events/bus.ts";
 import type { MultimediaFile } from "../generated/prisma/client.ts";
 import { newHexId } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
+import { log } from "../log.ts";
 import { mappedFile, type AppRecord, type AppService } from "../apps/app.service.ts";
 import type { ArchiveResult, StoredMedia } from "./archive-result.ts";
 import type { BlobStore } from "./blob-store.ts";
-import { MULTIMEDIA_PROGRESS, type JobState, type MultimediaStatus } from "./job.events.ts";
+import { MULTIMEDIA_PROGRESS, type MultimediaStatus } from "./job.events.ts";
 import { attemptKey, type JobQueue, type TaskAttempt } from "./job.queue.ts";
+import { historySlice, type JobHistoryFilter, type JobHistoryRead, type JobSlice } from "./job.history.ts";
+import { RateWindow } from "./rate-window.ts";
+import { statusOf, type StatusRow } from "./job.status.ts";
 import { checkArchive } from "./zip-check.ts";
 import type { ZipLimits } from "./zip-entries.ts";
 
@@ -53,6 +58,9 @@ export class Superseded extends Error {
 /** An archive as the upload received it, on disk. */
 export interface UploadedArchive {
   path: string;
+  /** the file name the client gave it */
+  filename?: string;
+  size?: number;
 }
 
 /** A stored multimedia file: its content, kept once per domain and content hash. */
@@ -81,8 +89,10 @@ export interface MultimediaScope {
   readonly domain: DomainRef;
   /** The app's multimedia, or 404 when the domain has no such app. */
   app(appId: string): Promise<AppMultimedia>;
-  /** Any job of the domain by its processing id, failed ones included (404 when unknown or expired). */
+  /** Any job of the domain's history by its processing id, failed ones included (404 when unknown or purged). */
   job(processingId: string): Promise<MultimediaStatus>;
+  /** A slice of the domain's job history, newest first (CONTRACT §7.4). */
+  jobs(filter: JobHistoryFilter, slice: JobSlice): Promise<JobHistoryRead>;
 }
 
 /** The multimedia of one app the caller may edit. */
@@ -96,22 +106,16 @@ export interface AppMultimedia {
   file(path: string): Promise<MediaFileContent | null>;
 }
 
-type StatusRow = Pick<JobRow, "id" | "status" | "current" | "total" | "result" | "errors">;
-
-/** A job row's status as the domain knows it. */
-function statusOf(job: StatusRow): MultimediaStatus {
-  const state = job.status as JobState;
-  return {
-    id: job.id,
-    state,
-    current: job.current,
-    total: job.total,
-    result: state === "complete" ? (job.result as ArchiveResult) : null,
-    errors: (Array.isArray(job.errors) ? job.errors : []) as string[],
-  };
+/** How a running job publishes its progress: within its rate, the latest one held back to be sent when the window frees. */
+interface ProgressOutlet {
+  window: RateWindow;
+  held?: NodeJS.Timeout;
 }
 
 export class MultimediaJobService {
+  /** the progress outlets of the jobs this process runs, by processing id */
+  private readonly outlets = new Map<string, ProgressOutlet>();
+
   constructor(
     private readonly prisma: Prisma,
     private readonly blobs: BlobStore,
@@ -127,15 +131,16 @@ export class MultimediaJobService {
     const domain = apps.domain;
     return {
       domain,
-      app: async (appId) => this.appMultimedia(domain, await apps.app(appId)),
-      job: async (processingId) => statusOf(await this.liveJob(processingId, { domainId: domain.id })),
+      app: async (appId) => this.appMultimedia(domain, await apps.app(appId), principal),
+      job: async (processingId) => statusOf(await this.historyJob(processingId, domain.id)),
+      jobs: (filter, slice) => historySlice(this.prisma, { ...filter, domainId: domain.id, since: this.historySince() }, slice),
     };
   }
 
-  private appMultimedia(domain: DomainRef, app: AppRecord): AppMultimedia {
+  private appMultimedia(domain: DomainRef, app: AppRecord, principal: Principal): AppMultimedia {
     return {
       app,
-      upload: (file) => this.upload(domain, app, file),
+      upload: (file) => this.upload(domain, app, file, principal.username),
       status: async (processingId) => statusOf(await this.liveJob(processingId, { appId: app.id, domainId: domain.id })),
       file: async (path) => {
         const entry = mappedFile(app, path);
@@ -147,7 +152,7 @@ export class MultimediaJobService {
   }
 
   /** The upload's checks in the contract's order (after the app's 404): file missing, not a ZIP, corrupt. */
-  private async upload(domain: DomainRef, app: AppRecord, file: UploadedArchive | undefined): Promise<string> {
+  private async upload(domain: DomainRef, app: AppRecord, file: UploadedArchive | undefined, uploadedBy: string): Promise<string> {
     if (!file) throw badInput("bulk_upload_file is required");
     const check = await checkArchive(file.path, this.limits);
     if (check.state === "not-zip") throw badInput("Uploaded file is not a valid ZIP file");
@@ -155,13 +160,23 @@ export class MultimediaJobService {
     const id = `dl-${newHexId()}`;
     const archiveKey = `archives/${id}`;
     await this.blobs.putFile(archiveKey, file.path);
-    await this.prisma.$transaction(async (tx) => {
-      await tx.multimediaJob.create({
-        data: { id, domainId: domain.id, appId: app.id, archiveKey, total: check.entries, status: "queued" },
+    const fileName = file.filename && isStorableText(file.filename) ? file.filename : null;
+    const sizeBytes = BigInt(file.size ?? (await stat(file.path)).size);
+    const job = await this.prisma.$transaction(async (tx) => {
+      const created = await tx.multimediaJob.create({
+        data: { id, domainId: domain.id, appId: app.id, archiveKey, total: check.entries, status: "queued", uploadedBy, fileName, sizeBytes },
       });
       await this.queue.enqueue(id, tx);
+      return created;
     });
+    // the dashboards' first event of a job: queued
+    this.publish(job);
     return id;
+  }
+
+  /** Progress events of one job, at most, per second (PROGRESS_EVENTS_PER_SECOND): each subscription's bound too. */
+  get progressEventsPerSecond(): number {
+    return this.config.progressEventsPerSecond;
   }
 
   /** The zip-bomb limits of CONTRACT §4 "Safety", for the upload check and the worker alike. */
@@ -178,6 +193,20 @@ export class MultimediaJobService {
   async filesOf(domain: Pick<DomainRef, "id">, fileIds: readonly string[]): Promise<Map<string, MediaFile>> {
     const rows = await this.prisma.multimediaFile.findMany({ where: { id: { in: [...fileIds] }, domainId: domain.id } });
     return new Map(rows.map((r) => [r.id, mediaFileOf(r)]));
+  }
+
+  /** The oldest creation time the history keeps (MULTIMEDIA_JOB_HISTORY_DAYS). */
+  private historySince(): Date {
+    return new Date(Date.now() - this.config.multimediaJobHistoryDays * 24 * 3600 * 1000);
+  }
+
+  /** The domain's job with this id while the history keeps it, whatever the REST status's lifetime (404 otherwise). */
+  private async historyJob(processingId: string, domainId: string) {
+    const job = isStorableText(processingId)
+      ? await this.prisma.multimediaJob.findFirst({ where: { id: processingId, domainId, createdAt: { gte: this.historySince() } } })
+      : null;
+    if (!job) throw notFound("Processing ID not found or expired");
+    return job;
   }
 
   /** The job with this id within `scope`, unless it is unknown or past its lifetime (404). */
@@ -214,6 +243,9 @@ export class MultimediaJobService {
       RETURNING id, domain_id, app_id, status, archive_key, current, total, result, errors, attempts, expires_at`;
     const row = rows[0];
     if (!row) return null;
+    const started = await this.prisma.multimediaJob.findUniqueOrThrow({ where: { id: row.id } });
+    this.openOutlet(started.id);
+    this.publish(started);
     return {
       id: row.id,
       attempt: key,
@@ -240,13 +272,53 @@ export class MultimediaJobService {
     await this.queue.failAttempts(running.flatMap((job) => (job.lockedBy ? [job.lockedBy] : [])));
   }
 
-  /** Persists and publishes progress; throws Superseded when another attempt owns the job now. */
+  /**
+   * Persists progress after every entry (the REST status reads it, CONTRACT §4) and publishes it
+   * at most PROGRESS_EVENTS_PER_SECOND times a second: a 3,000-entry archive is not 3,000 events
+   * on the bus. The latest progress held back goes out as soon as the window allows, unless the
+   * job has settled meanwhile. Throws Superseded when another attempt owns the job now.
+   */
   async progress(job: JobRow, current: number, total: number): Promise<void> {
-    const updated = await this.prisma.$executeRaw`
+    const rows = await this.prisma.$queryRaw<{ id: string }[]>`
       UPDATE multimedia_jobs SET current = ${current}, total = ${total}
-      WHERE id = ${job.id} AND locked_by = ${job.attempt}`;
-    if (updated === 0) throw new Superseded();
-    this.publish({ ...job, status: "running", current, total });
+      WHERE id = ${job.id} AND locked_by = ${job.attempt} RETURNING id`;
+    if (rows.length === 0) throw new Superseded();
+    const outlet = this.outlets.get(job.id) ?? this.openOutlet(job.id);
+    clearTimeout(outlet.held);
+    outlet.held = undefined;
+    const send = () =>
+      void this.publishCurrent(job.id).catch((error: unknown) => log.error("multimedia progress publish failed", { job: job.id, error }));
+    const wait = outlet.window.waitMs();
+    if (wait === 0) {
+      outlet.window.take();
+      send();
+    } else {
+      outlet.held = setTimeout(() => {
+        outlet.held = undefined;
+        outlet.window.take();
+        send();
+      }, wait);
+      outlet.held.unref();
+    }
+  }
+
+  private openOutlet(processingId: string): ProgressOutlet {
+    this.closeOutlet(processingId);
+    const outlet: ProgressOutlet = { window: new RateWindow(this.config.progressEventsPerSecond) };
+    this.outlets.set(processingId, outlet);
+    return outlet;
+  }
+
+  /** The job left this process's hands (settled, superseded, given back): nothing held back may follow. */
+  private closeOutlet(processingId: string): void {
+    clearTimeout(this.outlets.get(processingId)?.held);
+    this.outlets.delete(processingId);
+  }
+
+  /** Publishes the job's row as it is now, if it is still running (a held-back progress after the end would move it backwards). */
+  private async publishCurrent(processingId: string): Promise<void> {
+    const row = await this.prisma.multimediaJob.findUnique({ where: { id: processingId } });
+    if (row?.status === "running" && this.outlets.has(processingId)) this.publish(row);
   }
 
   /** Stores a matched file once per domain and content hash; returns its id. */
@@ -285,20 +357,24 @@ export class MultimediaJobService {
 
   /** Maps the matched paths in the app and completes the job, in one transaction. */
   async complete(job: JobRow, result: ArchiveResult, stored: StoredMedia[]): Promise<void> {
-    const expiresAt = new Date(Date.now() + this.config.multimediaJobTtlSeconds * 1000);
+    // the REST status's lifetime counts from the moment the job settles
+    const completedAt = new Date();
+    const expiresAt = new Date(completedAt.getTime() + this.config.multimediaJobTtlSeconds * 1000);
     const current = job.total;
     const mappings = stored.map((s) => ({ path: s.canonicalPath, fileId: s.fileId, mediaType: s.mediaType, sha256: s.sha256 }));
-    await this.prisma.$transaction(async (tx) => {
+    this.closeOutlet(job.id);
+    const done = await this.prisma.$transaction(async (tx) => {
       // the app's map is written by its owner (AppService), in this transaction: a superseded attempt rolls it back
       await this.apps.mapMedia(tx, { id: job.domainId }, job.appId, mappings);
       const settled = await tx.multimediaJob.updateMany({
         where: { id: job.id, lockedBy: job.attempt },
-        data: { status: "complete", current, result: result as object, completedAt: new Date(), expiresAt, lockedBy: null },
+        data: { status: "complete", current, result: result as object, completedAt, expiresAt, lockedBy: null },
       });
       if (settled.count === 0) throw new Superseded();
+      return tx.multimediaJob.findUniqueOrThrow({ where: { id: job.id } });
     });
     await this.blobs.delete(job.archiveKey);
-    this.publish({ ...job, status: "complete", current, result });
+    this.publish(done);
   }
 
   /** Fails the job for good (its archive cannot be processed); a no-op once another attempt owns it. */
@@ -312,17 +388,20 @@ export class MultimediaJobService {
   }
 
   private async settleFailed(where: { id: string; lockedBy?: string; status?: { in: string[] } }, reason: string): Promise<void> {
-    const expiresAt = new Date(Date.now() + this.config.multimediaJobTtlSeconds * 1000);
+    // the REST status's lifetime counts from the moment the job settles
+    const completedAt = new Date();
+    const expiresAt = new Date(completedAt.getTime() + this.config.multimediaJobTtlSeconds * 1000);
+    this.closeOutlet(where.id);
     const job = await this.prisma.$transaction(async (tx) => {
       const settled = await tx.multimediaJob.updateMany({
         where,
-        data: { status: "failed", errors: [reason], completedAt: new Date(), expiresAt, lockedBy: null },
+        data: { status: "failed", errors: [reason], completedAt, expiresAt, lockedBy: null },
       });
       return settled.count ? tx.multimediaJob.findUnique({ where: { id: where.id } }) : null;
     });
     if (!job) return;
     await this.blobs.delete(job.archiveKey);
-    this.publish({ ...job, status: "failed", errors: [reason] });
+    this.publish(job);
   }
 
   /**
@@ -330,21 +409,31 @@ export class MultimediaJobService {
    * failed attempt: another process, or this one restarted, resumes it.
    */
   async requeue(job: JobRow): Promise<void> {
-    await this.prisma.$transaction(async (tx) => {
-      const released = await tx.multimediaJob.updateMany({
+    this.closeOutlet(job.id);
+    const released = await this.prisma.$transaction(async (tx) => {
+      const updated = await tx.multimediaJob.updateMany({
         where: { id: job.id, lockedBy: job.attempt },
         data: { status: "queued", lockedBy: null, current: 0 },
       });
-      if (released.count) await this.queue.enqueue(job.id, tx);
+      if (!updated.count) return null;
+      await this.queue.enqueue(job.id, tx);
+      return tx.multimediaJob.findUnique({ where: { id: job.id } });
     });
+    if (released) this.publish(released);
   }
 
+  /** Every change of a job goes to its domain's topic: the job's own feed and the domain's dashboards read it. */
   private publish(job: StatusRow): void {
-    this.pubsub.publish(MULTIMEDIA_PROGRESS, job.id, statusOf(job));
+    this.pubsub.publish(MULTIMEDIA_PROGRESS, job.domainId, statusOf(job));
   }
 
-  /** Forgets jobs past their lifetime. */
+  /**
+   * Forgets settled jobs older than the dashboards' history (MULTIMEDIA_JOB_HISTORY_DAYS); the REST
+   * status stops answering for them an hour after they settle (their expires_at), the history keeps them.
+   */
   async purgeExpired(): Promise<void> {
-    await this.prisma.multimediaJob.deleteMany({ where: { expiresAt: { lt: new Date() } } });
+    await this.prisma.multimediaJob.deleteMany({
+      where: { createdAt: { lt: this.historySince() }, status: { in: ["complete", "failed"] } },
+    });
   }
 }

@@ -79,7 +79,7 @@ async function importApp(): Promise<string> {
 async function waitForJob(processingId: string) {
   for (let i = 0; i < 100; i++) {
     const res = await post(
-      "query($d: String!, $p: ID!) { multimediaJob(domain: $d, processingId: $p) { complete failed progress { percent current total } result } }",
+      "query($d: String!, $p: ID!) { multimediaJob(domain: $d, processingId: $p) { complete failed progress { percent current total } result { matchedCount } } }",
       { d: "demo", p: processingId },
     );
     if (res.body.data?.multimediaJob.complete || res.body.data?.multimediaJob.failed) return res.body.data.multimediaJob;
@@ -138,21 +138,23 @@ describe("apps over GraphQL", () => {
     expect(processingId).toMatch(/^dl-[0-9a-f]{32}$/);
     const job = await waitForJob(processingId);
     expect(job).toMatchObject({ complete: true, failed: false, progress: { percent: 100, current: 1, total: 1 } });
-    expect(job.result.matched_count).toBe(1);
+    expect(job.result.matchedCount).toBe(1);
 
     const view = await post(
-      "query($d: String!, $id: ID!) { app(domain: $d, id: $id) { name version versions { version } multimediaReferences { path mediaType present } multimedia { contentType mediaClass } } }",
+      "query($d: String!, $id: ID!) { app(domain: $d, appId: $id) { appId name docType version versions { version } multimediaReferences { path mediaType present } multimedia { contentType mediaClass } } }",
       { d: "demo", id: appId },
     );
     expect(view.body.data.app).toEqual({
+      appId,
       name: "Clinic",
+      docType: "APPLICATION",
       version: 1,
       versions: [{ version: 1 }],
       multimediaReferences: [
-        { path: "jr://file/commcare/image/one.png", mediaType: "image", present: true },
-        { path: "jr://file/commcare/image/two.png", mediaType: "image", present: false },
+        { path: "jr://file/commcare/image/one.png", mediaType: "IMAGE", present: true },
+        { path: "jr://file/commcare/image/two.png", mediaType: "IMAGE", present: false },
       ],
-      multimedia: [{ contentType: "image/png", mediaClass: "AppImage" }],
+      multimedia: [{ contentType: "image/png", mediaClass: "IMAGE" }],
     });
   });
 
@@ -187,21 +189,25 @@ describe("Subscription.multimediaProgress", () => {
     const processingId = res.body.data.uploadMultimedia;
     const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
     client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0 });
-    const events: { complete: boolean; progress: { current: number }; result: { unmatched_count: number } | null }[] = [];
+    const events: { state: string; complete: boolean; progress: { current: number }; result: { unmatchedCount: number } | null }[] = [];
     const done = (async () => {
       for await (const event of client!.iterate<{ multimediaProgress: (typeof events)[number] }>({
-        query: `subscription { multimediaProgress(domain: "demo", processingId: "${processingId}") { complete progress { current total percent } result } }`,
+        query: `subscription { multimediaProgress(domain: "demo", processingId: "${processingId}") { state complete progress { current total percent } result { unmatchedCount } } }`,
       })) {
         events.push(event.data!.multimediaProgress);
       }
     })();
-    await new Promise((r) => setTimeout(r, 300));
+    // the subscription is there once its first event (the state now) came
+    for (let i = 0; i < 600 && events.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     // The job waited (no worker in this process) until the subscriber was there: run it now.
     app.services.worker.start(1);
     await done;
-    expect(events[0]).toMatchObject({ complete: false, progress: { current: 0 } });
-    expect(events.map((e) => e.progress.current)).toEqual([0, 1, 2, 3, 4, 5, 5]);
-    expect(events.at(-1)).toMatchObject({ complete: true, result: { unmatched_count: 5 } });
+    expect(events[0]).toMatchObject({ state: "QUEUED", complete: false, progress: { current: 0 } });
+    expect(events[1]).toMatchObject({ state: "RUNNING", progress: { current: 0 } });
+    // progress only grows; the source publishes at most PROGRESS_EVENTS_PER_SECOND, so some entries may be coalesced
+    const currents = events.map((e) => e.progress.current);
+    expect(currents).toEqual([...currents].sort((a, b) => a - b));
+    expect(events.at(-1)).toMatchObject({ state: "COMPLETE", complete: true, progress: { current: 5 }, result: { unmatchedCount: 5 } });
   });
 });
 
@@ -256,10 +262,10 @@ describe("per-app fields are batched", () => {
         [1, 1],
       ]);
       expect(a.multimediaReferences).toEqual([
-        { path: `jr://file/commcare/image/app${i}.png`, mediaType: "image", present: true, file: { md5: `md5-${i}` } },
-        { path: `jr://file/commcare/audio/app${i}.mp3`, mediaType: "audio", present: false, file: null },
+        { path: `jr://file/commcare/image/app${i}.png`, mediaType: "IMAGE", present: true, file: { md5: `md5-${i}` } },
+        { path: `jr://file/commcare/audio/app${i}.mp3`, mediaType: "AUDIO", present: false, file: null },
       ]);
-      expect(a.multimedia).toEqual([{ md5: `md5-${i}`, mediaClass: "AppImage" }]);
+      expect(a.multimedia).toEqual([{ md5: `md5-${i}`, mediaClass: "IMAGE" }]);
     });
     return count;
   }

@@ -30,7 +30,10 @@ describe("event bus", () => {
     try {
       const subscribers = Array.from({ length: 50 }, () => bus.pubsub.subscribe("multimediaProgress", "dl-1"));
       const received = subscribers.map((s) => s.next());
-      const status: MultimediaStatus = { id: "dl-1", state: "running", current: 1, total: 2, result: null, errors: [] };
+      const status: MultimediaStatus = {
+        ...{ id: "dl-1", domainId: "d", appId: "a", state: "running", current: 1, total: 2, result: null, errors: [] },
+        ...{ uploadedBy: "u", fileName: "m.zip", sizeBytes: 1, createdAt: new Date(), startedAt: null, finishedAt: null, attempts: 1 },
+      };
       bus.pubsub.publish("multimediaProgress", "dl-1", status);
       expect((await Promise.all(received)).every((r) => r.value.id === "dl-1")).toBe(true);
       await Promise.all(subscribers.map((s) => s.return()));

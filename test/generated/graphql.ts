@@ -120,6 +120,15 @@ export type LocationTypeInput = {
   parentCode?: string | null | undefined;
 };
 
+/** A multimedia file's class: the REST `AppImage`, `AppAudio` and `AppVideo` (and a reference's image, audio or video). */
+export type MediaClass =
+  /** an audio file (REST `AppAudio`) */
+  | 'AUDIO'
+  /** an image (REST `AppImage`) */
+  | 'IMAGE'
+  /** a video (REST `AppVideo`) */
+  | 'VIDEO';
+
 export type PropertyFilter = {
   name: string;
   /** any of these values; an empty string matches unset too */
@@ -196,7 +205,7 @@ export type GqlAppsWithMediaQueryVariables = Exact<{
 }>;
 
 
-export type GqlAppsWithMediaQuery = { apps: Array<{ name: string, versions: Array<{ version: number, source: unknown }>, multimediaReferences: Array<{ path: string, mediaType: string, present: boolean, file: { md5: string } | null }>, multimedia: Array<{ md5: string, mediaClass: string }> }> };
+export type GqlAppsWithMediaQuery = { apps: Array<{ name: string, versions: Array<{ version: number, source: unknown }>, multimediaReferences: Array<{ path: string, mediaType: MediaClass, present: boolean, file: { md5: string } | null }>, multimedia: Array<{ md5: string, mediaClass: MediaClass }> }> };
 
 export type GqlAppsOfTwoDomainsQueryVariables = Exact<{
   first: string;
@@ -305,8 +314,12 @@ export type NodeByIdQueryVariables = Exact<{
 
 
 export type NodeByIdQuery = { node:
+    | { __typename: 'App', id: string }
+    | { __typename: 'AppVersion', id: string }
     | { __typename: 'Case', caseId: string, caseName: string, id: string }
     | { __typename: 'Form', formId: string, caseIds: Array<string>, id: string }
+    | { __typename: 'MultimediaFile', id: string }
+    | { __typename: 'MultimediaJob', id: string }
    | null };
 
 export type NodesByIdsQueryVariables = Exact<{
@@ -315,8 +328,12 @@ export type NodesByIdsQueryVariables = Exact<{
 
 
 export type NodesByIdsQuery = { nodes: Array<
+    | { __typename: 'App', id: string }
+    | { __typename: 'AppVersion', id: string }
     | { __typename: 'Case', id: string }
     | { __typename: 'Form', id: string }
+    | { __typename: 'MultimediaFile', id: string }
+    | { __typename: 'MultimediaJob', id: string }
    | null> };
 
 export type NodeCaseFormsQueryVariables = Exact<{

@@ -185,7 +185,7 @@ const LOC_SEL = "locationId name siteCode parent { locationId } children { locat
 const GQL_ROWS: GqlRow[] = [
   // Query
   { field: "apiKeys", type: "query", access: "superuser", doc: (_d, t) => ({ query: `{ apiKeys(username: "${t.username}") { id prefix } }` }) },
-  { field: "app", type: "query", access: "apps", doc: (d, t) => ({ query: `{ app(domain: "${d}", id: "${t.appId}") { id name versions { source } multimedia { md5 } } }` }) },
+  { field: "app", type: "query", access: "apps", doc: (d, t) => ({ query: `{ app(domain: "${d}", appId: "${t.appId}") { id appId name versions { id source } multimedia { id md5 } } }` }) },
   { field: "apps", type: "query", access: "apps", doc: (d) => ({ query: `{ apps(domain: "${d}") { id name } }` }), cross: false },
   { field: "case", type: "query", access: "caseRead", doc: (d, t) => ({ query: `{ case(domain: "${d}", caseId: "${t.caseId}") { ${CASE_SEL} } }` }) },
   { field: "caseByExternalId", type: "query", access: "caseRead", doc: (d, t) => ({ query: `{ caseByExternalId(domain: "${d}", externalId: "${t.externalId}") { ${CASE_SEL} } }` }) },
@@ -200,7 +200,8 @@ const GQL_ROWS: GqlRow[] = [
   { field: "node", type: "query", access: "caseRead", hides: true, doc: (d, t) => ({ query: `{ node(id: "${globalId("Case", d, t.caseId)}") { id ... on Case { caseName } } }` }) },
   { field: "nodes", type: "query", access: "caseRead", hides: true, doc: (d, t) => ({ query: `{ nodes(ids: ["${globalId("Case", d, t.caseId)}", "${globalId("Form", d, t.formId)}"]) { id ... on Form { xml } } }` }) },
   { field: "me", type: "query", access: "self", doc: () => ({ query: "{ me { username memberships { domain permissions } } }" }) },
-  { field: "multimediaJob", type: "query", access: "apps", doc: (d, t) => ({ query: `{ multimediaJob(domain: "${d}", processingId: "${t.processingId}") { processingId complete result } }` }) },
+  { field: "multimediaJob", type: "query", access: "apps", doc: (d, t) => ({ query: `{ multimediaJob(domain: "${d}", processingId: "${t.processingId}") { processingId complete restStatus result { matchedCount } } }` }) },
+  { field: "multimediaJobs", type: "query", access: "apps", doc: (d, t) => ({ query: `{ multimediaJobs(domain: "${d}", appId: "${t.appId}") { totalCount edges { cursor node { id processingId state fileName restStatus result { matchedCount } } } pageInfo { endCursor } } }` }) },
   { field: "users", type: "query", access: "superuser", doc: (d) => ({ query: `{ users(domain: "${d}") { username } }` }) },
   // Mutation
   { field: "bulkLocations", type: "mutation", access: "locationWrite", doc: (d, t) => ({ query: `mutation { bulkLocations(domain: "${d}", items: [{ locationId: "${t.locationId}", name: "stolen" }]) }` }) },
@@ -226,7 +227,8 @@ const GQL_ROWS: GqlRow[] = [
   { field: "upsertCase", type: "mutation", access: "caseWrite", doc: (d, t) => ({ query: `mutation { upsertCase(domain: "${d}", externalId: "${t.externalId}", input: { caseName: "stolen" }) { xformId } }` }) },
   // Subscription
   { field: "caseChanged", type: "subscription", access: "caseRead", doc: (d) => ({ query: `subscription { caseChanged(domain: "${d}") { caseId } }` }), cross: false },
-  { field: "multimediaProgress", type: "subscription", access: "apps", doc: (d, t) => ({ query: `subscription { multimediaProgress(domain: "${d}", processingId: "${t.processingId}") { processingId complete result } }` }) },
+  { field: "multimediaJobs", type: "subscription", access: "apps", doc: (d, t) => ({ query: `subscription { multimediaJobs(domain: "${d}", appId: "${t.appId}") { processingId state restStatus } }` }) },
+  { field: "multimediaProgress", type: "subscription", access: "apps", doc: (d, t) => ({ query: `subscription { multimediaProgress(domain: "${d}", processingId: "${t.processingId}") { processingId complete restStatus } }` }) },
 ];
 
 function sendGql(row: GqlRow, domain: string, t: Target, user: TestUser): Promise<RawResponse> {

@@ -1,0 +1,137 @@
+import { isSettled, type JobState, type MultimediaStatus } from "./job.events.ts";
+import { RateWindow } from "./rate-window.ts";
+
+/**
+ * The feed of job events one subscription delivers (CONTRACT §5, §7.4), with progress coalescing:
+ * of each job's progress events at most `perSecond` in any one-second window reach the subscriber;
+ * one over the bound is held, replaced by any later one, and the latest held goes out as soon as
+ * the window allows. A job's first event in the feed, every state change and the final event
+ * always pass at once (a state change drops the progress it supersedes), and progress never moves
+ * backwards within a state.
+ *
+ * It listens from the moment it is made; `start(now)` opens delivery with the job's state read
+ * after that (events heard before it are then replayed behind it, the older ones dropped), so no
+ * change in between is lost. `return()` ends it at once, even while a read is pending.
+ */
+
+export interface FeedOptions {
+  perSecond: number;
+  /** the events of this feed (its job, its app) */
+  accept: (status: MultimediaStatus) => boolean;
+  /** end the feed after the first settled event (a job's own feed) */
+  endWhenSettled?: boolean;
+}
+
+interface JobOutlet {
+  window: RateWindow;
+  state: JobState;
+  current: number;
+  held?: MultimediaStatus;
+  timer?: NodeJS.Timeout;
+}
+
+export class JobFeed implements AsyncIterableIterator<MultimediaStatus> {
+  private readonly jobs = new Map<string, JobOutlet>();
+  private readonly ready: MultimediaStatus[] = [];
+  /** events heard before start() */
+  private early: MultimediaStatus[] | undefined = [];
+  private waiting: ((result: IteratorResult<MultimediaStatus>) => void) | undefined;
+  private ended = false;
+  private failure: { error: unknown } | undefined;
+
+  constructor(
+    private readonly source: AsyncIterator<MultimediaStatus>,
+    private readonly options: FeedOptions,
+  ) {
+    void this.pump();
+  }
+
+  /** Opens delivery: `now` first (when given), then what was heard meanwhile. */
+  start(now?: MultimediaStatus): this {
+    const heard = this.early ?? [];
+    this.early = undefined;
+    if (now) this.offer(now);
+    for (const status of heard) this.offer(status);
+    return this;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<MultimediaStatus>> {
+    const status = this.ready.shift();
+    if (status) return Promise.resolve({ value: status, done: false });
+    if (this.ended) return this.failure ? Promise.reject(this.failure.error) : Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  async return(): Promise<IteratorResult<MultimediaStatus>> {
+    this.end();
+    this.ready.length = 0;
+    return { value: undefined, done: true };
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      for (let next = await this.source.next(); !next.done && !this.ended; next = await this.source.next()) {
+        if (!this.options.accept(next.value)) continue;
+        if (this.early) this.early.push(next.value);
+        else this.offer(next.value);
+      }
+    } catch (error) {
+      this.failure = { error };
+    }
+    this.end();
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const job of this.jobs.values()) clearTimeout(job.timer);
+    void this.source.return?.();
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting && !this.ready.length) waiting({ value: undefined, done: true });
+  }
+
+  private emit(status: MultimediaStatus): void {
+    if (this.ended) return;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting) waiting({ value: status, done: false });
+    else this.ready.push(status);
+    if (this.options.endWhenSettled && isSettled(status.state)) this.end();
+  }
+
+  private offer(status: MultimediaStatus): void {
+    const job = this.jobs.get(status.id);
+    if (!job || job.state !== status.state || isSettled(status.state)) {
+      if (job) {
+        clearTimeout(job.timer);
+        Object.assign(job, { timer: undefined, held: undefined, state: status.state, current: status.current });
+      } else {
+        this.jobs.set(status.id, { window: new RateWindow(this.options.perSecond), state: status.state, current: status.current });
+      }
+      return this.emit(status);
+    }
+    // an event older than the one already sent would move the progress backwards
+    if (status.current < job.current) return;
+    job.current = status.current;
+    if (!job.held && job.window.take()) return this.emit(status);
+    job.held = status;
+    job.timer ??= setTimeout(() => this.release(job), job.window.waitMs()).unref();
+  }
+
+  private release(job: JobOutlet): void {
+    job.timer = undefined;
+    if (!job.held) return;
+    if (!job.window.take()) {
+      job.timer = setTimeout(() => this.release(job), Math.max(1, job.window.waitMs())).unref();
+      return;
+    }
+    const held = job.held;
+    job.held = undefined;
+    this.emit(held);
+  }
+}

@@ -1,0 +1,146 @@
+import { describe, expect, it } from "vitest";
+import { createLocalPubSub } from "../../src/events/bus.ts";
+import { emptyArchiveResult } from "../../src/multimedia/archive-result.ts";
+import { JobFeed } from "../../src/multimedia/job.coalescing.ts";
+import type { JobState, MultimediaStatus } from "../../src/multimedia/job.events.ts";
+
+/**
+ * CONTRACT §7.4: progress events of one job are coalesced to at most PROGRESS_EVENTS_PER_SECOND
+ * per subscription in any one-second window; state changes, the first and the final event are
+ * never dropped, and the final one carries the result. Driven through the real in-process PubSub.
+ */
+
+const DOMAIN_ID = "00000000-0000-4000-8000-000000000001";
+
+function status(id: string, state: JobState, current: number, total = 300): MultimediaStatus {
+  return {
+    id,
+    domainId: DOMAIN_ID,
+    appId: "app",
+    state,
+    current,
+    total,
+    result: state === "complete" ? { ...emptyArchiveResult(), total_files: total } : null,
+    errors: [],
+    uploadedBy: "u",
+    fileName: "m.zip",
+    sizeBytes: 1,
+    createdAt: new Date(),
+    startedAt: null,
+    finishedAt: null,
+    attempts: 1,
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Progress events received within any `windowMs` (a little under a second: the receiver lags the sender by a tick). */
+function mostInAnyWindow(times: number[], windowMs: number): number {
+  let most = 0;
+  for (let i = 0; i < times.length; i++) most = Math.max(most, times.filter((t) => t >= times[i]! && t < times[i]! + windowMs).length);
+  return most;
+}
+
+async function collect(feed: JobFeed, until: (s: MultimediaStatus) => boolean) {
+  const received: { at: number; status: MultimediaStatus }[] = [];
+  for await (const s of feed) {
+    received.push({ at: Date.now(), status: s });
+    if (until(s)) break;
+  }
+  return received;
+}
+
+describe("CONTRACT §7.4 progress coalescing per subscription", () => {
+  it("a 300-entry job's progress reaches a subscriber at most 10 times in any second; first, state changes and the final event (with its result) all arrive", async () => {
+    const pubsub = createLocalPubSub();
+    const feed = new JobFeed(pubsub.subscribe("multimediaProgress", DOMAIN_ID), { perSecond: 10, accept: () => true }).start();
+    const receiving = collect(feed, (s) => s.state === "complete");
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "queued", 0));
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "running", 0));
+    for (let current = 1; current <= 300; current++) {
+      pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "running", current));
+      if (current % 20 === 0) await sleep(100); // 300 entries over about 1.5 s
+    }
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "complete", 300));
+    const received = await receiving;
+
+    const states = received.map((r) => r.status.state);
+    expect(states[0]).toBe("queued");
+    expect(states[1]).toBe("running");
+    expect(states.at(-1)).toBe("complete");
+    expect(received.at(-1)!.status.result?.total_files).toBe(300);
+    const progress = received.slice(2, -1);
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.length).toBeLessThanOrEqual(30);
+    expect(
+      mostInAnyWindow(
+        progress.map((r) => r.at),
+        950,
+      ),
+    ).toBeLessThanOrEqual(10);
+    // never backwards
+    const currents = received.map((r) => r.status.current);
+    expect(currents).toEqual([...currents].sort((a, b) => a - b));
+  });
+
+  it("the latest progress held back is delivered once the window frees, even when nothing follows it", async () => {
+    const pubsub = createLocalPubSub();
+    const feed = new JobFeed(pubsub.subscribe("multimediaProgress", DOMAIN_ID), { perSecond: 2, accept: () => true }).start();
+    const receiving = collect(feed, (s) => s.current === 50);
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "running", 0));
+    for (let current = 1; current <= 50; current++) pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "running", current));
+    const received = await receiving;
+    // the first event, two progress events in the first second, then the held latest (50)
+    expect(received.map((r) => r.status.current)).toEqual([0, 1, 2, 50]);
+    expect(received[3]!.at - received[0]!.at).toBeGreaterThanOrEqual(900);
+  });
+
+  it("each job has its own bound; a state change drops the progress it supersedes", async () => {
+    const pubsub = createLocalPubSub();
+    const feed = new JobFeed(pubsub.subscribe("multimediaProgress", DOMAIN_ID), { perSecond: 1, accept: () => true }).start();
+    const receiving = collect(feed, (s) => s.id === "dl-b" && s.state === "failed");
+    for (const id of ["dl-a", "dl-b"]) {
+      pubsub.publish("multimediaProgress", DOMAIN_ID, status(id, "running", 0));
+      pubsub.publish("multimediaProgress", DOMAIN_ID, status(id, "running", 1));
+      pubsub.publish("multimediaProgress", DOMAIN_ID, status(id, "running", 2)); // held
+    }
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-a", "complete", 300));
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-b", "failed", 2));
+    const received = await receiving;
+    expect(received.map((r) => `${r.status.id} ${r.status.state} ${r.status.current}`)).toEqual([
+      "dl-a running 0",
+      "dl-a running 1",
+      "dl-b running 0",
+      "dl-b running 1",
+      "dl-a complete 300",
+      "dl-b failed 2",
+    ]);
+  });
+
+  it("a job's own feed starts with its state read now, replays what was heard meanwhile (older progress dropped) and ends after the final event", async () => {
+    const pubsub = createLocalPubSub();
+    const feed = new JobFeed(pubsub.subscribe("multimediaProgress", DOMAIN_ID), {
+      perSecond: 10,
+      accept: (s) => s.id === "dl-1",
+      endWhenSettled: true,
+    });
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "running", 3)); // heard before the read
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-2", "running", 9)); // another job
+    await sleep(10);
+    feed.start(status("dl-1", "running", 5));
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "running", 6));
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "complete", 300));
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "running", 7)); // after the end
+    const received: string[] = [];
+    for await (const s of feed) received.push(`${s.state} ${s.current}`);
+    expect(received).toEqual(["running 5", "running 6", "complete 300"]);
+  });
+
+  it("return() ends the feed at once, while a read is pending", async () => {
+    const pubsub = createLocalPubSub();
+    const feed = new JobFeed(pubsub.subscribe("multimediaProgress", DOMAIN_ID), { perSecond: 10, accept: () => true }).start();
+    const pending = feed.next();
+    await feed.return();
+    expect(await pending).toEqual({ value: undefined, done: true });
+  });
+});
