@@ -1,32 +1,11 @@
 // The upload dashboard (CONTRACT §7.4): sign in, pick a domain, watch its uploads live, upload a ZIP.
 import { openFeed, request, subscribe, upload } from "./api.js";
-import { JOB_FIELDS, JobList } from "./jobs.js";
+import { APPS, FEED, JOB, JOBS, ME, UPLOAD } from "./documents.js";
+import { JobList } from "./jobs.js";
 
 const PAGE_SIZE = 20;
 /** sessionStorage: the credential lives in this tab only and goes when the tab closes */
 const STORAGE_KEY = "dashboard.authorization";
-
-const ME = "query DashboardMe { me { username isSuperuser memberships { domain } } }";
-const APPS = "query DashboardApps($domain: String!) { apps(domain: $domain) { appId name } }";
-const JOBS = `${JOB_FIELDS}
-  query DashboardJobs($domain: String!, $first: Int, $after: String) {
-    multimediaJobs(domain: $domain, first: $first, after: $after) {
-      totalCount
-      pageInfo { hasNextPage endCursor }
-      nodes { ...DashboardJob }
-    }
-  }`;
-const JOB = `${JOB_FIELDS}
-  query DashboardJob($domain: String!, $processingId: ID!) {
-    multimediaJob(domain: $domain, processingId: $processingId) { ...DashboardJob }
-  }`;
-const FEED = `${JOB_FIELDS}
-  subscription DashboardFeed($domain: String!) {
-    multimediaJobs(domain: $domain) { ...DashboardJob }
-  }`;
-const UPLOAD = `mutation DashboardUpload($domain: String!, $appId: ID!, $file: Upload!) {
-  uploadMultimedia(domain: $domain, appId: $appId, file: $file)
-}`;
 
 const $ = (id) => document.getElementById(id);
 

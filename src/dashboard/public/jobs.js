@@ -2,31 +2,6 @@
 // reports changes. Every value from the server goes in as text (file names and messages are
 // whatever users typed), never as markup.
 
-/** The fields of MultimediaJob the page shows; used by the list query, the feed and the upload. */
-export const JOB_FIELDS = `
-  fragment DashboardJob on MultimediaJob {
-    id
-    processingId
-    fileName
-    sizeBytes
-    state
-    createdAt
-    startedAt
-    finishedAt
-    attempts
-    errors
-    app { appId name }
-    uploadedBy { username }
-    progress { current total percent }
-    result {
-      totalFiles processedFiles matchedCount unmatchedCount imageCount audioCount videoCount
-      matchedFiles { path originalPath mediaClass size }
-      unmatchedFiles { path reason }
-      skippedFiles { path reason }
-    }
-  }
-`;
-
 const STATE_WORDS = { QUEUED: "Queued", RUNNING: "Running", COMPLETE: "Complete", FAILED: "Failed" };
 const FINISHED = new Set(["COMPLETE", "FAILED"]);
 
