@@ -14,7 +14,7 @@ import type { ListBound } from "./list-bounds.ts";
  *
  * How a feature uses it:
  *   const cursors = new ListCursors(ListCursors.fingerprint({ filter, orderBy }));
- *   const slice = sliceOf(args, BOUND, (cursor, arg) => checkPosition(cursors.decode(cursor, arg)));
+ *   const slice = sliceOf(args, BOUND, (cursor, arg) => cursors.decode(cursor, arg, positionFromStrings));
  *   const read = await repository.slice(filter, slice);  // size + 1 rows in reading order, plus
  *                                                          // whether rows lie beyond after/before
  *   return connectionOf(pageOf(slice, read.rows, read.outside), read.total, toNode, (r) => cursors.encode(positionOf(r)));
@@ -113,8 +113,11 @@ export class ListCursors {
     return Buffer.from(JSON.stringify([CURSOR_VERSION, this.list, ...position])).toString("base64url");
   }
 
-  /** The position a cursor holds, or BAD_USER_INPUT for a malformed cursor or one of another list. */
-  decode(cursor: string, argument: "after" | "before"): string[] {
+  /**
+   * The position a cursor holds, as `read` makes it of the cursor's strings (undefined when they
+   * are not a well-formed position), or BAD_USER_INPUT for a malformed cursor or one of another list.
+   */
+  decode<Position>(cursor: string, argument: "after" | "before", read: (position: string[]) => Position | undefined): Position {
     const invalid = () => badInput(`'${cursor.slice(0, 200)}' is not a valid cursor for '${argument}'.`);
     if (!/^[A-Za-z0-9_-]{1,2000}$/.test(cursor)) throw invalid();
     let parts: unknown;
@@ -123,15 +126,19 @@ export class ListCursors {
     } catch {
       throw invalid();
     }
-    if (!Array.isArray(parts) || parts.length < 3 || !parts.every((p) => typeof p === "string") || parts[0] !== CURSOR_VERSION) {
+    if (!Array.isArray(parts) || parts.length < 2 || !parts.every((p) => typeof p === "string") || parts[0] !== CURSOR_VERSION) {
       throw invalid();
     }
+    // one spelling per cursor: base64 that decodes alike but was not written by encode() is refused
+    if (Buffer.from(JSON.stringify(parts)).toString("base64url") !== cursor) throw invalid();
     if (parts[1] !== this.list) {
       throw badInput(
         `The cursor given as '${argument}' was made for another filter or order; page with the filter and order that made it, or start again without '${argument}'.`,
       );
     }
-    return parts.slice(2) as string[];
+    const position = read(parts.slice(2) as string[]);
+    if (position === undefined) throw invalid();
+    return position;
   }
 }
 

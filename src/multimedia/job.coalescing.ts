@@ -7,7 +7,7 @@ import { RateWindow } from "./rate-window.ts";
  * one over the bound is held, replaced by any later one, and the latest held goes out as soon as
  * the window allows. A job's first event in the feed, every state change and the final event
  * always pass at once (a state change drops the progress it supersedes), and progress never moves
- * backwards within a state.
+ * backwards within a state and attempt (a retried job's new attempt counts as a change).
  *
  * It listens from the moment it is made; `start(now)` opens delivery with the job's state read
  * after that (events heard before it are then replayed behind it, the older ones dropped), so no
@@ -25,6 +25,8 @@ export interface FeedOptions {
 interface JobOutlet {
   window: RateWindow;
   state: JobState;
+  /** a new attempt starts its progress again from 0: a change like a state change */
+  attempts: number;
   current: number;
   held?: MultimediaStatus;
   timer?: NodeJS.Timeout;
@@ -106,12 +108,13 @@ export class JobFeed implements AsyncIterableIterator<MultimediaStatus> {
 
   private offer(status: MultimediaStatus): void {
     const job = this.jobs.get(status.id);
-    if (!job || job.state !== status.state || isSettled(status.state)) {
+    if (!job || job.state !== status.state || job.attempts !== status.attempts || isSettled(status.state)) {
+      const now = { state: status.state, attempts: status.attempts, current: status.current };
       if (job) {
         clearTimeout(job.timer);
-        Object.assign(job, { timer: undefined, held: undefined, state: status.state, current: status.current });
+        Object.assign(job, { timer: undefined, held: undefined, ...now });
       } else {
-        this.jobs.set(status.id, { window: new RateWindow(this.options.perSecond), state: status.state, current: status.current });
+        this.jobs.set(status.id, { window: new RateWindow(this.options.perSecond), ...now });
       }
       return this.emit(status);
     }

@@ -6,7 +6,6 @@ import { connectionCost, connectionOf, ListCursors, pageOf, sliceOf, type Connec
 import type { GraphQLContext } from "../graphql/context.ts";
 import { withUpload } from "../graphql/file-upload.ts";
 import { globalId, type NodeFetcher, type NodeTypeName } from "../graphql/node.ts";
-import { badInput } from "../errors.ts";
 import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { isUuid } from "../util/ids.ts";
 import type { ArchiveResult } from "./archive-result.ts";
@@ -147,11 +146,7 @@ export class MultimediaResolver {
     const scope = await scopeOf(ctx, domain);
     const filter = { appId: appId ?? undefined, states: states ? ([...new Set(states)].sort() as JobState[]) : undefined };
     const cursors = new ListCursors(ListCursors.fingerprint({ domain: scope.domain.id, ...filter, orderBy: "createdAt desc, id desc" }));
-    const slice = sliceOf<JobPosition>({ first, after, last, before }, JOB_PAGES, (cursor, argument) => {
-      const position = positionOf(cursors.decode(cursor, argument));
-      if (!position) throw badInput(`'${cursor.slice(0, 200)}' is not a valid cursor for '${argument}'.`);
-      return position;
-    });
+    const slice = sliceOf<JobPosition>({ first, after, last, before }, JOB_PAGES, (cursor, argument) => cursors.decode(cursor, argument, positionOf));
     const read = await scope.jobs(filter, slice);
     return connectionOf(
       pageOf(slice, read.rows, read.outside),

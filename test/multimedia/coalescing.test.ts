@@ -136,6 +136,18 @@ describe("CONTRACT §7.4 progress coalescing per subscription", () => {
     expect(received).toEqual(["running 5", "running 6", "complete 300"]);
   });
 
+  it("a new attempt of a job passes at once and its progress, starting again from 0, is not taken for progress going backwards", async () => {
+    const pubsub = createLocalPubSub();
+    const feed = new JobFeed(pubsub.subscribe("multimediaProgress", DOMAIN_ID), { perSecond: 10, accept: () => true }).start();
+    const receiving = collect(feed, (s) => s.state === "complete");
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "running", 40));
+    pubsub.publish("multimediaProgress", DOMAIN_ID, { ...status("dl-1", "running", 0), attempts: 2 });
+    pubsub.publish("multimediaProgress", DOMAIN_ID, { ...status("dl-1", "running", 1), attempts: 2 });
+    pubsub.publish("multimediaProgress", DOMAIN_ID, { ...status("dl-1", "complete", 300), attempts: 2 });
+    const received = await receiving;
+    expect(received.map((r) => `${r.status.attempts} ${r.status.current}`)).toEqual(["1 40", "2 0", "2 1", "2 300"]);
+  });
+
   it("return() ends the feed at once, while a read is pending", async () => {
     const pubsub = createLocalPubSub();
     const feed = new JobFeed(pubsub.subscribe("multimediaProgress", DOMAIN_ID), { perSecond: 10, accept: () => true }).start();
