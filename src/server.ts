@@ -12,6 +12,7 @@ import { corsPolicy } from "./rest/cors.ts";
 import { refuseCrossSiteWrites } from "./rest/cross-site.ts";
 import { admit } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
+import { dashboardRouter } from "./dashboard/dashboard.static.ts";
 import { appRouter } from "./apps/app.rest.ts";
 import { multimediaRouter } from "./multimedia/multimedia.rest.ts";
 import { openApiRouter } from "./openapi/openapi.rest.ts";
@@ -89,6 +90,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
   app.use("/graphql", markRoute("/graphql"));
   app.use(graphql.router);
+  app.use("/dashboard", dashboardRouter());
   // A page on another site may not write through REST with the browser's cached credentials
   // (CSRF), refused before any family admits it (the last handler gives the family's body shape).
   // The origins CORS_ORIGINS lists may: their pages send their own Authorization header.

@@ -41,10 +41,10 @@ export interface JobHistoryRead {
   total: number;
 }
 
-/** A position as a cursor gave it, or null when it is not one. */
-export function positionOf(parts: readonly string[]): JobPosition | null {
+/** A position as a cursor gave it, or undefined when it is not one. */
+export function positionOf(parts: readonly string[]): JobPosition | undefined {
   const [createdUs, id] = parts;
-  return parts.length === 2 && /^\d{1,20}$/.test(createdUs!) && id!.length > 0 && id!.length <= 200 ? { createdUs: createdUs!, id: id! } : null;
+  return parts.length === 2 && /^\d{1,20}$/.test(createdUs!) && id!.length > 0 && id!.length <= 200 ? { createdUs: createdUs!, id: id! } : undefined;
 }
 
 type RawRow = {

@@ -146,9 +146,7 @@ export class MultimediaResolver {
     const scope = await scopeOf(ctx, domain);
     const filter = { appId: appId ?? undefined, states: states ? ([...new Set(states)].sort() as JobState[]) : undefined };
     const cursors = new ListCursors(ListCursors.fingerprint({ domain: scope.domain.id, ...filter, orderBy: "createdAt desc, id desc" }));
-    const slice = sliceOf<JobPosition>({ first, after, last, before }, JOB_PAGES, (cursor, argument) =>
-      cursors.decode(cursor, argument, (parts) => positionOf(parts) ?? undefined),
-    );
+    const slice = sliceOf<JobPosition>({ first, after, last, before }, JOB_PAGES, (cursor, argument) => cursors.decode(cursor, argument, positionOf));
     const read = await scope.jobs(filter, slice);
     return connectionOf(
       pageOf(slice, read.rows, read.outside),

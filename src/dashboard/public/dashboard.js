@@ -1,0 +1,294 @@
+// The upload dashboard (CONTRACT §7.4): sign in, pick a domain, watch its uploads live, upload a ZIP.
+import { openFeed, request, subscribe, upload } from "./api.js";
+import { APPS, FEED, JOB, JOBS, ME, UPLOAD } from "./documents.js";
+import { JobList } from "./jobs.js";
+
+const PAGE_SIZE = 20;
+/** sessionStorage: the credential lives in this tab only and goes when the tab closes */
+const STORAGE_KEY = "dashboard.authorization";
+
+const $ = (id) => document.getElementById(id);
+
+const session = {
+  authorization: null,
+  /** the feed's graphql-ws client, one per sign-in */
+  feed: null,
+  unsubscribe: null,
+  domain: null,
+  endCursor: null,
+  totalCount: 0,
+};
+
+const announcer = $("announcer");
+const jobs = new JobList($("jobs"), (sentence) => {
+  announcer.textContent = sentence;
+});
+
+function showError(error) {
+  $("error").textContent = error instanceof Error ? error.message : String(error);
+  $("error").hidden = false;
+}
+
+function clearError() {
+  $("error").hidden = true;
+  $("error").textContent = "";
+}
+
+/** Runs an action of the page, showing its failure in words instead of losing it. */
+function guarded(action) {
+  return async (event) => {
+    event?.preventDefault();
+    try {
+      await action(event);
+    } catch (error) {
+      showError(error);
+    }
+  };
+}
+
+// --- signing in -----------------------------------------------------------------------------------
+
+function base64(text) {
+  return btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+}
+
+function credentialFrom(form) {
+  const data = new FormData(form);
+  const username = String(data.get("username")).trim();
+  const secret = String(data.get("secret"));
+  return data.get("method") === "password" ? `Basic ${base64(`${username}:${secret}`)}` : `ApiKey ${username}:${secret}`;
+}
+
+async function signIn(authorization) {
+  const { me } = await request(authorization, ME);
+  session.authorization = authorization;
+  sessionStorage.setItem(STORAGE_KEY, authorization);
+  $("session-user").textContent = me.username;
+  $("session").hidden = false;
+  $("sign-in").hidden = true;
+  $("sign-in-form").reset();
+  $("workspace").hidden = false;
+  session.feed = openFeed(authorization, onFeedState);
+  showDomainPicker(me);
+  return me;
+}
+
+/** Opens the first of the user's domains (a superuser with none types one). */
+async function openFirstDomain(me) {
+  const first = me.memberships[0]?.domain;
+  if (first) await openDomain(first);
+  else if (!me.isSuperuser) showError("Your account is a member of no domain: ask an administrator to add you to one.");
+}
+
+function signOut() {
+  closeDomain();
+  session.feed?.dispose();
+  Object.assign(session, { authorization: null, feed: null, domain: null });
+  sessionStorage.removeItem(STORAGE_KEY);
+  $("session").hidden = true;
+  $("workspace").hidden = true;
+  $("sign-in").hidden = false;
+  clearError();
+  setFeedStatus("idle", "Live updates: off");
+  $("username").focus();
+}
+
+// --- the domain -----------------------------------------------------------------------------------
+
+/** A member picks among their domains; a superuser, who may open any, types one (with suggestions). */
+function showDomainPicker(me) {
+  const domains = me.memberships.map((m) => m.domain);
+  const options = domains.map((domain) => Object.assign(document.createElement("option"), { value: domain, textContent: domain }));
+  let picker;
+  if (me.isSuperuser) {
+    picker = Object.assign(document.createElement("input"), { id: "domain", required: true, autocomplete: "off", value: domains[0] ?? "" });
+    picker.setAttribute("list", "domain-options");
+    $("domain-options").replaceChildren(...options);
+  } else {
+    picker = Object.assign(document.createElement("select"), { id: "domain", required: true });
+    picker.append(...options);
+    picker.addEventListener(
+      "change",
+      guarded(() => openDomain(picker.value)),
+    );
+  }
+  $("domain-slot").replaceChildren(picker);
+}
+
+function closeDomain() {
+  session.unsubscribe?.();
+  session.unsubscribe = null;
+  jobs.clear();
+  $("upload").hidden = true;
+  $("older").hidden = true;
+  $("jobs-empty").hidden = true;
+  $("jobs-count").textContent = "";
+}
+
+async function openDomain(domain) {
+  clearError();
+  closeDomain();
+  session.domain = domain;
+  // the feed first, so that no change between the first read and the subscription is missed
+  session.unsubscribe = subscribe(session.feed, FEED, { domain }, ({ multimediaJobs: job }) => onJobChanged(job), showError);
+  await Promise.all([loadJobs(), loadApps(domain)]);
+}
+
+async function loadJobs(after = null) {
+  const domain = session.domain;
+  const { multimediaJobs: page } = await request(session.authorization, JOBS, { domain, first: PAGE_SIZE, after });
+  if (domain !== session.domain) return; // the user moved on meanwhile
+  if (after) jobs.append(page.nodes);
+  else for (const job of page.nodes) jobs.upsert(job);
+  session.endCursor = page.pageInfo.endCursor;
+  session.totalCount = page.totalCount;
+  $("older").hidden = !page.pageInfo.hasNextPage;
+  showCount();
+}
+
+function showCount() {
+  const total = Math.max(session.totalCount, jobs.size);
+  $("jobs-count").textContent = `(${total})`;
+  $("jobs-empty").textContent = `No uploads in ${session.domain} yet.`;
+  $("jobs-empty").hidden = total > 0;
+}
+
+function onJobChanged(job) {
+  const isNew = !jobs.cards.has(job.processingId);
+  jobs.upsert(job);
+  if (isNew) {
+    session.totalCount += 1;
+    showCount();
+  }
+}
+
+// --- the live feed's state --------------------------------------------------------------------------
+
+function setFeedStatus(state, text) {
+  $("feed-status").dataset.state = state;
+  $("feed-status").textContent = text;
+}
+
+function onFeedState(state, detail) {
+  if (!session.authorization) return; // a signed-out session's client closing
+  if (state === "live") {
+    setFeedStatus("live", "Live updates: on");
+    // after a reconnection, read again what the feed may have missed while it was down
+    if (detail && session.domain) loadJobs().catch(showError);
+  } else if (state === "refused") {
+    setFeedStatus("off", "Live updates: refused");
+    showError(detail);
+  } else {
+    setFeedStatus("connecting", "Live updates: connecting…");
+  }
+}
+
+// --- uploading ----------------------------------------------------------------------------------------
+
+async function loadApps(domain) {
+  const status = $("upload-status");
+  status.textContent = "";
+  let apps;
+  try {
+    ({ apps } = await request(session.authorization, APPS, { domain }));
+  } catch (error) {
+    // listing apps needs its own permission: without it the uploads stay visible, the form says why
+    apps = [];
+    status.textContent = `Uploading is not available: ${error.message}`;
+  }
+  if (domain !== session.domain) return;
+  const options = apps.map((app) => Object.assign(document.createElement("option"), { value: app.appId, textContent: app.name }));
+  $("app").replaceChildren(...options);
+  if (!apps.length && !status.textContent) status.textContent = `No applications in ${domain} yet: import one first.`;
+  $("upload-button").disabled = apps.length === 0;
+  $("upload").hidden = false;
+}
+
+function showChosenFile() {
+  const file = $("file").files[0];
+  $("chosen-file").textContent = file ? `Chosen: ${file.name}` : "";
+}
+
+async function sendUpload() {
+  const file = $("file").files[0];
+  const status = $("upload-status");
+  if (!file) throw new Error("Choose a ZIP file to upload first.");
+  const domain = session.domain;
+  const button = $("upload-button");
+  button.disabled = true;
+  status.textContent = `Sending ${file.name}…`;
+  try {
+    const onProgress = (sent, total) => {
+      status.textContent = `Sending ${file.name}: ${Math.floor((100 * sent) / total)} %`;
+    };
+    const { uploadMultimedia: processingId } = await upload(session.authorization, UPLOAD, { domain, appId: $("app").value }, file, onProgress);
+    status.textContent = `${file.name} is queued; its progress shows below.`;
+    $("upload-form").reset();
+    showChosenFile();
+    // the feed announces the new job too; reading it here shows it even while the feed reconnects
+    const { multimediaJob } = await request(session.authorization, JOB, { domain, processingId });
+    if (domain === session.domain) onJobChanged(multimediaJob);
+  } catch (error) {
+    status.textContent = `The upload failed. ${error.message}`;
+    throw error;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function wireDropZone(zone, input) {
+  zone.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    zone.classList.add("dragging");
+  });
+  zone.addEventListener("dragleave", () => zone.classList.remove("dragging"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("dragging");
+    if (!event.dataTransfer?.files.length) return;
+    input.files = event.dataTransfer.files;
+    showChosenFile();
+  });
+}
+
+// --- wiring ---------------------------------------------------------------------------------------------
+
+function showSecretLabel() {
+  const byPassword = document.querySelector('input[name="method"]:checked').value === "password";
+  $("secret-label").textContent = byPassword ? "Password" : "API key";
+  $("secret").autocomplete = byPassword ? "current-password" : "off";
+}
+
+$("sign-in-form").addEventListener(
+  "submit",
+  guarded(async (event) => {
+    clearError();
+    await openFirstDomain(await signIn(credentialFrom(event.target)));
+  }),
+);
+for (const radio of document.querySelectorAll('input[name="method"]')) radio.addEventListener("change", showSecretLabel);
+$("sign-out").addEventListener("click", signOut);
+$("domain-form").addEventListener(
+  "submit",
+  guarded(() => openDomain($("domain").value.trim())),
+);
+$("older").addEventListener(
+  "click",
+  guarded(() => loadJobs(session.endCursor)),
+);
+$("upload-form").addEventListener(
+  "submit",
+  guarded(() => sendUpload()),
+);
+$("file").addEventListener("change", showChosenFile);
+wireDropZone($("drop-zone"), $("file"));
+
+// a reload of the tab keeps the session (sessionStorage); a refused credential is forgotten
+const saved = sessionStorage.getItem(STORAGE_KEY);
+if (saved) {
+  const forget = (error) => {
+    sessionStorage.removeItem(STORAGE_KEY);
+    throw error;
+  };
+  signIn(saved).then(openFirstDomain, forget).catch(showError);
+}
