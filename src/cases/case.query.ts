@@ -42,13 +42,32 @@ export interface Keyset {
   caseId: string;
 }
 
+/** The list's order: by (indexed_on, case_id), oldest first (REST's only order) or newest first. */
+export type CaseOrder = "asc" | "desc";
+
+/**
+ * A part of the list (a GraphQL connection page): up to `size` cases strictly between `after` and
+ * `before` (either may be absent) in the list's `order`, from the start of that window, or from its
+ * end when `backward`.
+ */
+export interface CaseSlice {
+  order: CaseOrder;
+  size: number;
+  backward: boolean;
+  after?: Keyset;
+  before?: Keyset;
+}
+
 export interface Bound {
   op: ">" | ">=" | "<" | "<=";
   at: string;
 }
 
-/** A checked query, as the repository runs it: each date filter's values turned into bounds. */
-export interface CaseFilter extends Omit<CaseQuery, "ranges"> {
+/** The filters of a list query, without its page size: what GraphQL's `cases(filter)` gives. */
+export type CaseQueryFilter = Omit<CaseQuery, "limit">;
+
+/** Checked filters, as the repository runs them: each date filter's values turned into bounds. */
+export interface CaseFilter extends Omit<CaseQueryFilter, "ranges"> {
   ranges: { field: DateField; bounds: Bound[] }[];
 }
 
@@ -63,10 +82,24 @@ export function checkLimit(limit: number): number {
 }
 
 /** The query's rules in the order the contract reports them: filter names, then limit, then dates. */
-export function checkQuery(query: CaseQuery): CaseFilter {
-  if (query.properties.has("")) throw invalidParameter("properties.");
-  if (query.indices.has("")) throw invalidParameter("indices.");
-  checkLimit(query.limit);
-  const ranges = query.ranges.map(({ field, op, values }) => ({ field, bounds: values.map((v) => rangeBound(op, parseDateValue(v))) }));
-  return { ...query, ranges };
+export function checkQuery({ limit, ...filter }: CaseQuery): CaseFilter {
+  checkFilterNames(filter);
+  checkLimit(limit);
+  return withDateBounds(filter);
+}
+
+/** The rules of the filters alone (GraphQL's page sizes are the connection's): names, then dates. */
+export function checkFilter(filter: CaseQueryFilter): CaseFilter {
+  checkFilterNames(filter);
+  return withDateBounds(filter);
+}
+
+function checkFilterNames(filter: CaseQueryFilter): void {
+  if (filter.properties.has("")) throw invalidParameter("properties.");
+  if (filter.indices.has("")) throw invalidParameter("indices.");
+}
+
+function withDateBounds(filter: CaseQueryFilter): CaseFilter {
+  const ranges = filter.ranges.map(({ field, op, values }) => ({ field, bounds: values.map((v) => rangeBound(op, parseDateValue(v))) }));
+  return { ...filter, ranges };
 }

@@ -3,9 +3,9 @@ import { authorize, type DomainRef } from "../auth/permissions.ts";
 import type { Prisma } from "../db/client.ts";
 import { badInput } from "../errors.ts";
 import type { CursorCodec } from "./case.cursor.ts";
-import { checkQuery, type CaseQuery, type Keyset } from "./case.query.ts";
+import { checkFilter, checkQuery, type CaseQuery, type CaseQueryFilter, type CaseSlice, type Keyset } from "./case.query.ts";
 import type { CaseRecord } from "./case.record.ts";
-import { CaseRepository } from "./case.repository.ts";
+import { CaseRepository, type KeyedCase } from "./case.repository.ts";
 import { FormRepository, type FormView } from "./form.repository.ts";
 
 /**
@@ -34,6 +34,13 @@ export interface CasePage {
   total: number;
   /** where the next page starts, when more cases match */
   next?: Keyset;
+}
+
+/** What a slice read: see `slice`. */
+export interface CaseSliceRead {
+  read: KeyedCase[];
+  total: number;
+  outside: { beforeAfter: boolean; afterBefore: boolean };
 }
 
 export const noIdsRequested = () => badInput("Payload must include 'case_ids' or 'external_ids' fields");
@@ -98,11 +105,20 @@ class ReadScope {
     private readonly forms: FormRepository,
   ) {}
 
-  /** One page of the list in keyset order, after `after` when given. */
+  /** One page of the list in keyset order, after `after` when given (REST). */
   async list(query: CaseQuery, after?: Keyset): Promise<CasePage> {
-    const page = await this.cases.page(this.domain, checkQuery(query), after);
+    const page = await this.cases.page(this.domain, checkQuery(query), query.limit, after);
     // the keyset at the column's full precision: a Date (milliseconds) would repeat the last case
     return { records: page.records, total: page.total, next: page.hasMore ? page.lastKey : undefined };
+  }
+
+  /**
+   * One slice of the filtered list (a GraphQL connection page): up to `size + 1` cases of the
+   * window in reading order (so that the face can tell whether more follow), everything the filter
+   * matches, and whether cases lie at or before `after` / at or after `before`.
+   */
+  async slice(filter: CaseQueryFilter, slice: CaseSlice): Promise<CaseSliceRead> {
+    return this.cases.slice(this.domain, checkFilter(filter), slice);
   }
 
   async byId(caseId: string): Promise<CaseRecord | undefined> {

@@ -2,7 +2,7 @@ import { Prisma } from "../generated/prisma/client.ts";
 import type { Prisma as PrismaClient } from "../db/client.ts";
 import { isUuid } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
-import type { CaseFilter, Keyset } from "./case.query.ts";
+import type { CaseFilter, CaseOrder, CaseSlice, Keyset } from "./case.query.ts";
 import type { CaseIndexRecord, CaseRecord } from "./case.record.ts";
 
 /**
@@ -61,7 +61,7 @@ function propertyCondition(name: string, value: string): Prisma.Sql {
     : sql`c.properties @> ${JSON.stringify({ [name]: value })}::jsonb`;
 }
 
-function whereClause(domainId: string, query: CaseFilter, after?: Keyset): Prisma.Sql {
+function filterClause(domainId: string, query: CaseFilter): Prisma.Sql {
   const parts: Prisma.Sql[] = [sql`c.domain_id = ${domainId}::uuid`];
   for (const [field, values] of Object.entries(query.exact)) {
     const wanted = values.filter(isStorableText);
@@ -81,33 +81,78 @@ function whereClause(domainId: string, query: CaseFilter, after?: Keyset): Prism
   for (const { field, bounds } of query.ranges) {
     parts.push(anyOf(bounds.map((b) => sql`c.${raw(COLUMN_OF[field])} ${raw(b.op)} ${b.at}::timestamptz`)));
   }
-  if (after) parts.push(sql`(c.indexed_on, c.id) > (${after.indexedOn}::timestamptz, ${after.caseId}::uuid)`);
   return join(parts, " AND ");
+}
+
+// ---- the list's order, (indexed_on, case_id), shared by REST's pages and GraphQL's slices
+
+/** A row's place against a keyset position (`>`: after it, `<=`: at or before it, …). */
+const keyset = (op: ">" | ">=" | "<" | "<=", at: Keyset) => sql`(c.indexed_on, c.id) ${raw(op)} (${at.indexedOn}::timestamptz, ${at.caseId}::uuid)`;
+
+/** A window of the list: strictly after `after` and strictly before `before`, in the list's order. */
+function windowClause(filter: Prisma.Sql, window: { after?: Keyset; before?: Keyset }, order: CaseOrder = "asc"): Prisma.Sql {
+  const parts = [filter];
+  if (window.after) parts.push(keyset(order === "asc" ? ">" : "<", window.after));
+  if (window.before) parts.push(keyset(order === "asc" ? "<" : ">", window.before));
+  return join(parts, " AND ");
+}
+
+/** A case of a page and its position in the list, at the column's full (microsecond) precision. */
+export interface KeyedCase {
+  record: CaseRecord;
+  key: Keyset;
 }
 
 export class CaseRepository {
   constructor(private readonly db: Db) {}
 
   /**
-   * One page in keyset order, whether more follow, and how many match from this page on.
-   * `lastKey` is the keyset of the page's last case at the column's full (microsecond) precision:
-   * a JS Date keeps only milliseconds, and a cursor built from it would repeat that case forever.
+   * REST's page (CONTRACT §2): `limit` cases after `after` in keyset order, whether more follow,
+   * and how many match from this page on. `lastKey` is the keyset of the page's last case at full
+   * precision: a JS Date keeps only milliseconds, and a cursor built from it would repeat that case forever.
    */
-  async page(domain: { id: string; name: string }, query: CaseFilter, after?: Keyset) {
-    const where = whereClause(domain.id, query, after);
-    const [rows, [{ count }]] = await Promise.all([
-      this.db.$queryRaw<(CaseRow & { indexed_on_key: string })[]>`SELECT ${COLUMNS},
-          to_char(c.indexed_on AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS indexed_on_key
-        FROM cases c WHERE ${where}
-        ORDER BY c.indexed_on, c.id LIMIT ${query.limit + 1}`,
+  async page(domain: { id: string; name: string }, query: CaseFilter, limit: number, after?: Keyset) {
+    const where = windowClause(filterClause(domain.id, query), { after });
+    const [read, [{ count }]] = await Promise.all([
+      this.read(domain, where, false, limit + 1),
       this.db.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM cases c WHERE ${where}`,
     ]);
-    const hasMore = rows.length > query.limit;
-    const pageRows = hasMore ? rows.slice(0, query.limit) : rows;
-    const lastRow = pageRows[pageRows.length - 1];
-    const lastKey: Keyset | undefined = lastRow ? { indexedOn: lastRow.indexed_on_key, caseId: lastRow.id } : undefined;
-    const records = await this.withIndices(domain.name, pageRows);
-    return { records, total: Number(count), hasMore, lastKey };
+    const hasMore = read.length > limit;
+    const page = hasMore ? read.slice(0, limit) : read;
+    return { records: page.map((c) => c.record), total: Number(count), hasMore, lastKey: page[page.length - 1]?.key };
+  }
+
+  /**
+   * GraphQL's slice: up to `size + 1` cases of the window in reading
+   * order (descending for a backward slice), and in one count query everything the filter matches
+   * and whether cases lie at or before `after` and at or after `before`.
+   */
+  async slice(domain: { id: string; name: string }, query: CaseFilter, slice: CaseSlice) {
+    const filter = filterClause(domain.id, query);
+    const asc = slice.order === "asc";
+    const [read, [counts]] = await Promise.all([
+      // newest first read forward, or oldest first read backward, is the descending scan
+      this.read(domain, windowClause(filter, slice, slice.order), asc === slice.backward, slice.size + 1),
+      this.db.$queryRaw<{ total: bigint; before_after: bigint; after_before: bigint }[]>`SELECT count(*) AS total,
+          ${slice.after ? sql`count(*) FILTER (WHERE ${keyset(asc ? "<=" : ">=", slice.after)})` : sql`0`} AS before_after,
+          ${slice.before ? sql`count(*) FILTER (WHERE ${keyset(asc ? ">=" : "<=", slice.before)})` : sql`0`} AS after_before
+        FROM cases c WHERE ${filter}`,
+    ]);
+    return {
+      read,
+      total: Number(counts!.total),
+      outside: { beforeAfter: Number(counts!.before_after) > 0, afterBefore: Number(counts!.after_before) > 0 },
+    };
+  }
+
+  /** The cases matching `where`, in list order or its reverse, with their positions and indices. */
+  private async read(domain: { id: string; name: string }, where: Prisma.Sql, descending: boolean, limit: number): Promise<KeyedCase[]> {
+    const order = descending ? sql`c.indexed_on DESC, c.id DESC` : sql`c.indexed_on, c.id`;
+    const rows = await this.db.$queryRaw<(CaseRow & { indexed_on_key: string })[]>`SELECT ${COLUMNS},
+        to_char(c.indexed_on AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS indexed_on_key
+      FROM cases c WHERE ${where} ORDER BY ${order} LIMIT ${limit}`;
+    const records = await this.withIndices(domain.name, rows);
+    return records.map((record, i) => ({ record, key: { indexedOn: rows[i]!.indexed_on_key, caseId: rows[i]!.id } }));
   }
 
   async byIds(domain: { id: string; name: string }, ids: string[]): Promise<Map<string, CaseRecord>> {

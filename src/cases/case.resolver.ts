@@ -1,15 +1,17 @@
 import { filter, pipe } from "@graphql-yoga/subscription";
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
+import { ListCursors, connectionCost, connectionOf, pageOf, sliceOf, type ConnectionBound, type ConnectionValue } from "../graphql/connection.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
 import type { DateRangeInput } from "../graphql/date-range.types.ts";
 import { globalId, type NodeFetcher, type NodeTypeName } from "../graphql/node.ts";
 import { RELATION_LIST, boundedListCost, firstDescription, listSize, perIdCost } from "../graphql/list-bounds.ts";
 import { bulkActions, caseAction, type CaseItem } from "./case.actions.ts";
 import { CASE_CHANGED, type CaseChangedEvent } from "./case.events.ts";
-import { RANGE_OPS, type CaseQuery, type DateField } from "./case.query.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, RANGE_OPS, type CaseQueryFilter, type DateField, type Keyset } from "./case.query.ts";
 import type { CaseRecord } from "./case.record.ts";
 import type { WriteResult } from "./case.write.service.ts";
 import type { FormView } from "./form.repository.ts";
+import { isUuid } from "../util/ids.ts";
 import {
   ActorType,
   CaseBulkItemInput,
@@ -18,8 +20,10 @@ import {
   CaseConnectionType,
   CaseFetchResultType,
   CaseFilterInput,
+  CaseIndexRelationship,
   CaseIndexType,
   CaseInput,
+  CaseOrderBy,
   CaseType,
   CaseWriteResultType,
   FormType,
@@ -48,9 +52,9 @@ function addValues(to: Map<string, string[]>, name: string, values: string[]): v
   if (values.length) to.set(name, [...(to.get(name) ?? []), ...values]);
 }
 
-/** The filter and page size as the list query: lists OR their values, fields AND. */
-function caseQueryOf(filter: CaseFilterInput | null | undefined, first: number): CaseQuery {
-  const query: CaseQuery = { limit: first, exact: {}, properties: new Map(), indices: new Map(), ranges: [] };
+/** The filter as the list query's filters: lists OR their values, fields AND. */
+function caseFilterOf(filter: CaseFilterInput | null | undefined): CaseQueryFilter {
+  const query: CaseQueryFilter = { exact: {}, properties: new Map(), indices: new Map(), ranges: [] };
   if (!filter) return query;
   const exact = [
     ["external_id", filter.externalId],
@@ -70,6 +74,44 @@ function caseQueryOf(filter: CaseFilterInput | null | undefined, first: number):
     }
   }
   return query;
+}
+
+/** Page sizes of `cases`: REST's default and maximum, with REST's message beyond it. */
+const CASE_PAGES: ConnectionBound = {
+  defaultSize: DEFAULT_LIMIT,
+  maxSize: MAX_LIMIT,
+  tooLarge: `You cannot request more than ${MAX_LIMIT} cases per request.`,
+};
+
+/**
+ * The cursors of one case list: the fingerprint names the domain, the filter (value lists sorted,
+ * as they OR) and the order, so that equal lists share cursors and a cursor of another list is refused.
+ */
+function caseCursors(domain: string, filter: CaseQueryFilter, orderBy: CaseOrderBy): ListCursors {
+  const sorted = (values: readonly string[]) => [...new Set(values)].sort();
+  const byName = (map: Map<string, string[]>) => [...map].map(([name, values]) => [name, sorted(values)]).sort();
+  return new ListCursors(
+    ListCursors.fingerprint({
+      domain,
+      orderBy,
+      exact: Object.fromEntries(Object.entries(filter.exact).map(([field, values]) => [field, sorted(values)])),
+      closed: filter.closed,
+      properties: byName(filter.properties),
+      indices: byName(filter.indices),
+      ranges: filter.ranges,
+    }),
+  );
+}
+
+const KEYSET_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** A cursor's position as a keyset: indexed_on at microsecond precision and a case id, or undefined. */
+function keysetOf([indexedOn, caseId, ...rest]: string[]): Keyset | undefined {
+  if (rest.length || !indexedOn || !caseId || !KEYSET_TIME.test(indexedOn) || !isUuid(caseId)) return undefined;
+  // a time PostgreSQL would refuse (2020-02-30) is a malformed cursor, not a 500
+  const parsed = new Date(indexedOn);
+  if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 19) !== indexedOn.slice(0, 19)) return undefined;
+  return { indexedOn, caseId };
 }
 
 /** A GraphQL input as a write item (null means "not given", except for `create`, where it asks for an upsert). */
@@ -102,28 +144,56 @@ const written = (result: WriteResult): CaseWriteResultType => ({ xformId: result
 
 @Resolver(() => CaseType)
 export class CaseResolver {
-  @Query(() => CaseConnectionType, { complexity: ({ args, childComplexity }) => 1 + Math.min(args.first ?? 20, 5000) * childComplexity })
+  @Query(() => CaseConnectionType, {
+    description:
+      "The cases of a domain (REST `GET /a/{domain}/api/case/v2/`) as a Relay connection: filtered as REST filters, in `orderBy` order, paged with `first`/`after` forward or `last`/`before` backward. Every edge has its own cursor.",
+    complexity: connectionCost(CASE_PAGES),
+  })
   async cases(
-    @Arg("domain", () => String) domain: string,
-    @Arg("filter", () => CaseFilterInput, { nullable: true }) filter: CaseFilterInput | null,
-    @Arg("first", () => Int, { nullable: true, defaultValue: 20 }) first: number,
-    @Arg("after", () => String, { nullable: true }) after: string | null,
+    @Arg("domain", () => String, { description: "The name of the domain whose cases to list." }) domain: string,
+    @Arg("filter", () => CaseFilterInput, { nullable: true, description: "Which cases to list; omitted: all of the domain's." })
+    filter: CaseFilterInput | null,
+    @Arg("orderBy", () => CaseOrderBy, {
+      nullable: true,
+      defaultValue: CaseOrderBy.INDEXED_ON_ASC,
+      description: "The order of the list (default INDEXED_ON_ASC, REST's order).",
+    })
+    orderBy: CaseOrderBy,
+    @Arg("first", () => Int, {
+      nullable: true,
+      description: `Page forward: at most this many cases from the start of the list, or right after \`after\` (0 to ${MAX_LIMIT}; default ${DEFAULT_LIMIT} when neither first nor last is given). Not with \`last\`.`,
+    })
+    first: number | null,
+    @Arg("after", () => String, {
+      nullable: true,
+      description:
+        "A cursor (an edge's `cursor` or `pageInfo.endCursor`): the page starts right after that edge. Only with the filter and orderBy that made it.",
+    })
+    after: string | null,
+    @Arg("last", () => Int, {
+      nullable: true,
+      description: `Page backward: at most this many cases from the end of the list, or right before \`before\` (0 to ${MAX_LIMIT}). Not with \`first\`.`,
+    })
+    last: number | null,
+    @Arg("before", () => String, {
+      nullable: true,
+      description:
+        "A cursor (an edge's `cursor` or `pageInfo.startCursor`): the page ends right before that edge. Only with the filter and orderBy that made it.",
+    })
+    before: string | null,
     @Ctx() ctx: GraphQLContext,
-  ): Promise<CaseConnectionType> {
-    const { caseReads } = ctx.services;
+  ): Promise<ConnectionValue<CaseNode>> {
     const scope = await ctx.loaders.cases.reads(domain);
-    // with `after`, the cursor's query wins (as REST's `cursor` does): filter and first are its own
-    const state = after ? caseReads.cursors.decode(after) : { query: caseQueryOf(filter, first), after: undefined };
-    const page = await scope.list(state.query, state.after);
-    const nextCursor = page.next ? caseReads.cursors.encode({ ...state, after: page.next }) : undefined;
-    const nodes = page.records.map(toNode);
-    const cursor = nextCursor ?? after ?? "";
-    return {
-      totalCount: page.total,
-      nodes,
-      edges: nodes.map((node) => ({ cursor, node })),
-      pageInfo: { hasNextPage: Boolean(nextCursor), endCursor: nextCursor ?? null },
-    };
+    const query = caseFilterOf(filter);
+    const cursors = caseCursors(domain, query, orderBy);
+    const slice = sliceOf({ first, after, last, before }, CASE_PAGES, (cursor, argument) => cursors.decode(cursor, argument, keysetOf));
+    const { read, total, outside } = await scope.slice(query, { ...slice, order: orderBy });
+    return connectionOf(
+      pageOf(slice, read, outside),
+      total,
+      (c) => toNode(c.record),
+      (c) => cursors.encode([c.key.indexedOn, c.key.caseId]),
+    );
   }
 
   @Query(() => CaseType, { nullable: true })
@@ -250,7 +320,7 @@ export class CaseResolver {
       name: i.name,
       caseId: i.referencedId,
       caseType: i.referencedType,
-      relationship: i.relationship,
+      relationship: i.relationship as CaseIndexRelationship,
       domain: c.domain,
     }));
   }

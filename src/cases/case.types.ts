@@ -1,294 +1,333 @@
 import { JSONObjectScalar } from "../graphql/scalars.ts";
-import { Field, ID, InputType, Int, ObjectType } from "type-graphql";
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
+import { connectionTypes } from "../graphql/connection.ts";
 import { DateRangeInput } from "../graphql/date-range.types.ts";
 import { NodeInterface } from "../graphql/node.ts";
 
 /**
  * GraphQL shapes of the Case API. The resolver maps the inputs straight into the typed commands
- * (case.query.ts, case.actions.ts); properties and indices keep the contract's JSON shape.
+ * (case.query.ts, case.actions.ts); properties and indices of writes keep the contract's JSON shape.
+ * Descriptions are written for the front-end developer: what a field is, its format, its REST name.
  */
 
-@ObjectType("CaseIndex", { description: "A named link from a case to another case (parent, host, …)." })
+/** What a case index says about the case holding it (REST `indices.{name}.relationship`). */
+export enum CaseIndexRelationship {
+  CHILD = "child",
+  EXTENSION = "extension",
+}
+
+registerEnumType(CaseIndexRelationship, {
+  name: "CaseIndexRelationship",
+  description: "How a case relates to the case its index points at (REST `relationship`: `child` or `extension`).",
+  valuesConfig: {
+    CHILD: { description: "REST `child`: the case is a child of the indexed case (e.g. a visit of a patient)." },
+    EXTENSION: { description: "REST `extension`: the case extends the indexed case and lives and closes with it." },
+  },
+});
+
+/** The orders of `Query.cases`; REST lists by the first only. */
+export enum CaseOrderBy {
+  INDEXED_ON_ASC = "asc",
+  INDEXED_ON_DESC = "desc",
+}
+
+registerEnumType(CaseOrderBy, {
+  name: "CaseOrderBy",
+  description: "The order of a case list. Ties of indexedOn are broken by caseId in the same direction, so the order is total.",
+  valuesConfig: {
+    INDEXED_ON_ASC: { description: "Oldest indexedOn first, then caseId ascending: the REST list's order (the default)." },
+    INDEXED_ON_DESC: { description: "Newest indexedOn first, then caseId descending: recently changed cases first." },
+  },
+});
+
+@ObjectType("CaseIndex", { description: "A named link from a case to another case (REST `indices.{name}`), e.g. `parent` or `host`." })
 export class CaseIndexType {
-  @Field(() => String)
+  @Field(() => String, { description: "The index name (the REST key under `indices`), e.g. `parent` or `host`." })
   name!: string;
 
-  @Field(() => String)
+  @Field(() => String, { description: "The case id (UUID) the index points at (REST `case_id`); `case` resolves it." })
   caseId!: string;
 
-  @Field(() => String)
+  @Field(() => String, { description: "The case type of the case pointed at, as the write declared it (REST `case_type`)." })
   caseType!: string;
 
-  @Field(() => String, { description: "child or extension" })
-  relationship!: string;
+  @Field(() => CaseIndexRelationship, { description: "How this case relates to the case pointed at (REST `relationship`)." })
+  relationship!: CaseIndexRelationship;
 
   /** the domain the index lives in, for resolving the referenced case */
   domain!: string;
 }
 
-@ObjectType("Case", { implements: NodeInterface, description: "A case: a record that field workers open, update, close and link to other cases." })
+const DATE = "DateTimeISO in UTC with millisecond precision (REST shows microseconds)";
+
+@ObjectType("Case", {
+  implements: NodeInterface,
+  description: "A case: a record that field workers open, update, close and link to other cases (REST Case API v2 case).",
+})
 export class CaseType {
-  @Field(() => ID, { description: "case_id" })
+  @Field(() => ID, { description: "The case id, a lower-case UUID (REST `case_id`); `id` is the global id." })
   caseId!: string;
 
-  @Field(() => String)
+  @Field(() => String, { description: "The name of the domain (project space) the case belongs to (REST `domain`)." })
   domain!: string;
 
-  @Field(() => String)
+  @Field(() => String, { description: "The case type, e.g. `patient` (REST `case_type`)." })
   caseType!: string;
 
-  @Field(() => String)
+  @Field(() => String, { description: "The case's display name (REST `case_name`)." })
   caseName!: string;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: "An id from another system, not unique (REST `external_id`); null when never set." })
   externalId!: string | null;
 
-  @Field(() => String)
+  @Field(() => String, { description: "The id of the user, group or location that owns the case (REST `owner_id`)." })
   ownerId!: string;
 
-  @Field(() => Date)
+  @Field(() => Date, { description: `When the case was opened (REST \`date_opened\`); ${DATE}.` })
   dateOpened!: Date;
 
-  @Field(() => Date)
+  @Field(() => Date, { description: `When the case was last changed by a form, as the device saw it (REST \`last_modified\`); ${DATE}.` })
   lastModified!: Date;
 
-  @Field(() => Date)
+  @Field(() => Date, { description: `When the server last stored a change of the case (REST \`server_last_modified\`); ${DATE}.` })
   serverLastModified!: Date;
 
-  @Field(() => Date)
+  @Field(() => Date, {
+    description: `When the case was last indexed for listing (REST \`indexed_on\`): the order of \`cases\`; ${DATE}.`,
+  })
   indexedOn!: Date;
 
-  @Field(() => Boolean)
+  @Field(() => Boolean, { description: "Whether the case is closed (REST `closed`)." })
   closed!: boolean;
 
-  @Field(() => Date, { nullable: true })
+  @Field(() => Date, { nullable: true, description: `When the case was closed (REST \`date_closed\`); null while open; ${DATE}.` })
   dateClosed!: Date | null;
 
-  @Field(() => JSONObjectScalar, { description: "case properties: name to string value" })
+  @Field(() => JSONObjectScalar, { description: "The case properties (REST `properties`): an object of property name to string value." })
   properties!: Record<string, string>;
 }
 
 @ObjectType("Actor", { description: "The user a form was submitted as." })
 export class ActorType {
-  @Field(() => ID)
+  @Field(() => ID, { description: "The user's id (the form's `userId`)." })
   id!: string;
 
-  @Field(() => String)
+  @Field(() => String, { description: "The user's username." })
   username!: string;
 }
 
-@ObjectType("Form", { implements: NodeInterface, description: "The form generated and submitted for a case write." })
+@ObjectType("Form", {
+  implements: NodeInterface,
+  description: "The form (XForm submission) a case write generated and stored: every write, REST or GraphQL, makes one.",
+})
 export class FormType {
-  @Field(() => String)
+  @Field(() => String, { description: "The name of the domain the form belongs to." })
   domain!: string;
 
-  @Field(() => String)
+  @Field(() => String, { description: "The form's XML namespace (xmlns), naming the kind of form." })
   xmlns!: string;
 
-  @Field(() => String)
+  @Field(() => String, { description: "The id of the user who submitted the write." })
   userId!: string;
 
-  @Field(() => String)
+  @Field(() => String, { description: "The username of the user who submitted the write." })
   username!: string;
 
-  @Field(() => String, { description: "the User-Agent of the request" })
+  @Field(() => String, { description: "The device the write came from: the request's User-Agent for REST, `graphql` for GraphQL writes." })
   deviceId!: string;
 
-  @Field(() => Date)
+  @Field(() => Date, { description: "When the server received the form; DateTimeISO in UTC." })
   receivedOn!: Date;
 
-  @Field(() => String, { description: "the case blocks the form applied" })
+  @Field(() => String, { description: "The form's XML: the case blocks the form applied." })
   xml!: string;
 
-  @Field(() => String, { nullable: true, description: "why the form was refused; no case changed" })
+  @Field(() => String, { nullable: true, description: "Why the form was refused; null when it was applied. A refused form changed no case." })
   problem!: string | null;
 
-  @Field(() => [String])
+  @Field(() => [String], { description: "The ids (UUIDs) of the cases the form wrote, in the order it wrote them." })
   caseIds!: string[];
 }
 
-@ObjectType("PageInfo")
-export class PageInfoType {
-  @Field(() => Boolean)
-  hasNextPage!: boolean;
+export const { EdgeType: CaseEdgeType, ConnectionType: CaseConnectionType } = connectionTypes(CaseType, {
+  type: "Case",
+  items: "cases",
+  totalCount:
+    "How many cases the filter matches in all, the same on every page whatever `after`/`before` (REST's `matching_records` counts from its page on instead).",
+});
 
-  @Field(() => String, { nullable: true })
-  endCursor!: string | null;
-}
-
-@ObjectType("CaseEdge")
-export class CaseEdgeType {
-  @Field(() => String, { description: "a cursor after this page (the same for every edge of a page)" })
-  cursor!: string;
-
-  @Field(() => CaseType)
-  node!: CaseType;
-}
-
-@ObjectType("CaseConnection")
-export class CaseConnectionType {
-  @Field(() => Int, { description: "cases matching the filter from this page on" })
-  totalCount!: number;
-
-  @Field(() => [CaseEdgeType])
-  edges!: CaseEdgeType[];
-
-  @Field(() => [CaseType])
-  nodes!: CaseType[];
-
-  @Field(() => PageInfoType)
-  pageInfo!: PageInfoType;
-}
-
-@ObjectType("CaseFetchEntry", { description: "One requested id of a bulk fetch, found or not." })
+@ObjectType("CaseFetchEntry", { description: "One requested id of a bulk fetch (`casesByIds`), found or not." })
 export class CaseFetchEntryType {
-  @Field(() => String, { description: "case_id or external_id" })
+  @Field(() => String, { description: "Which list the id came from: `case_id` (caseIds) or `external_id` (externalIds)." })
   by!: string;
 
-  @Field(() => String)
+  @Field(() => String, { description: "The id as requested." })
   id!: string;
 
-  @Field(() => CaseType, { nullable: true })
+  @Field(() => CaseType, { nullable: true, description: 'The case it names; null when none (REST\'s `{"error": "not found"}` stub).' })
   case!: CaseType | null;
 }
 
-@ObjectType("CaseFetchResult")
+@ObjectType("CaseFetchResult", { description: "The answer of a bulk fetch (REST `POST bulk-fetch/`): one entry per requested id." })
 export class CaseFetchResultType {
-  @Field(() => Int)
+  @Field(() => Int, { description: "How many requested ids found a case, duplicates counted (REST `matching_records`)." })
   matchingRecords!: number;
 
-  @Field(() => Int)
+  @Field(() => Int, { description: "How many requested ids found none (REST `missing_records`)." })
   missingRecords!: number;
 
-  @Field(() => [CaseFetchEntryType])
+  @Field(() => [CaseFetchEntryType], {
+    description: "One entry per requested id: case ids first, then external ids, in request order, duplicates repeated.",
+  })
   entries!: CaseFetchEntryType[];
 }
 
-@ObjectType("CaseWriteResult")
+@ObjectType("CaseWriteResult", { description: "The result of a single-case write: the form it stored and the case as written." })
 export class CaseWriteResultType {
-  @Field(() => ID)
+  @Field(() => ID, { description: "The id of the form the write stored (REST `xform_id`); `form(formId)` reads it." })
   xformId!: string;
 
-  @Field(() => CaseType)
+  @Field(() => CaseType, { description: "The case as the write left it." })
   case!: CaseType;
 }
 
-@ObjectType("CaseBulkWriteResult")
+@ObjectType("CaseBulkWriteResult", { description: "The result of a bulk write: the one form it stored and every case it wrote." })
 export class CaseBulkWriteResultType {
-  @Field(() => ID)
+  @Field(() => ID, { description: "The id of the one form the whole bulk write stored (REST `xform_id`)." })
   xformId!: string;
 
-  @Field(() => [CaseType])
+  @Field(() => [CaseType], { description: "The cases as written, in the order of the items." })
   cases!: CaseType[];
 }
 
-@ObjectType("CaseChange", { description: "A committed write to a case." })
+@ObjectType("CaseChange", {
+  description: "A committed write to a case, as `caseChanged` pushes it: read the case itself with `case(domain, caseId)`.",
+})
 export class CaseChangeType {
-  @Field(() => String)
+  @Field(() => String, { description: "The name of the domain of the case." })
   domain!: string;
 
-  @Field(() => ID)
+  @Field(() => ID, { description: "The id (UUID) of the case written." })
   caseId!: string;
 
-  @Field(() => String)
+  @Field(() => String, { description: "The case's type after the write." })
   caseType!: string;
 
-  @Field(() => ID)
+  @Field(() => ID, { description: "The id of the form that made the change (the write's xformId)." })
   formId!: string;
 }
 
-@InputType("PropertyFilter")
+@InputType("PropertyFilter", { description: "Cases whose property has one of these values (REST `properties.{name}=value`)." })
 export class PropertyFilterInput {
-  @Field(() => String)
+  @Field(() => String, { description: "The property name; exact and case-sensitive." })
   name!: string;
 
-  @Field(() => [String], { description: "any of these values; an empty string matches unset too" })
+  @Field(() => [String], {
+    description:
+      "Any of these values (exact, case-sensitive); an empty string matches a property that is unset as well as empty. An empty list filters nothing.",
+  })
   values!: string[];
 }
 
-@InputType("IndexFilter")
+@InputType("IndexFilter", { description: "Cases whose index of this name points at one of these cases (REST `indices.{name}={case_id}`)." })
 export class IndexFilterInput {
-  @Field(() => String, { description: "index name, e.g. parent or host" })
+  @Field(() => String, { description: "The index name, e.g. `parent` or `host`." })
   name!: string;
 
-  @Field(() => [String])
+  @Field(() => [String], { description: "Any of these case ids (UUIDs); an empty list filters nothing." })
   caseIds!: string[];
 }
 
-@InputType("CaseFilter", { description: "the REST list filters: lists OR their values, fields AND" })
+const ANY_OF = "Any of these values (exact, case-sensitive); omitted or empty filters nothing.";
+
+@InputType("CaseFilter", {
+  description: "The REST list filters (CONTRACT §2): a list ORs its values, different fields AND. Omitted fields filter nothing.",
+})
 export class CaseFilterInput {
-  @Field(() => [String], { nullable: true })
+  @Field(() => [String], { nullable: true, description: `Cases with one of these external ids (REST \`external_id\`). ${ANY_OF}` })
   externalId?: string[] | null;
 
-  @Field(() => [String], { nullable: true })
+  @Field(() => [String], { nullable: true, description: `Cases of one of these types (REST \`case_type\`). ${ANY_OF}` })
   caseType?: string[] | null;
 
-  @Field(() => [String], { nullable: true })
+  @Field(() => [String], { nullable: true, description: `Cases owned by one of these owner ids (REST \`owner_id\`). ${ANY_OF}` })
   ownerId?: string[] | null;
 
-  @Field(() => [String], { nullable: true })
+  @Field(() => [String], { nullable: true, description: `Cases with one of these names (REST \`case_name\`). ${ANY_OF}` })
   caseName?: string[] | null;
 
-  @Field(() => Boolean, { nullable: true })
+  @Field(() => Boolean, { nullable: true, description: "Only closed (true) or only open (false) cases (REST `closed`); omitted: both." })
   closed?: boolean | null;
 
-  @Field(() => [PropertyFilterInput], { nullable: true })
+  @Field(() => [PropertyFilterInput], { nullable: true, description: "Property filters, each one ANDed (REST `properties.{name}`)." })
   properties?: PropertyFilterInput[] | null;
 
-  @Field(() => [IndexFilterInput], { nullable: true })
+  @Field(() => [IndexFilterInput], { nullable: true, description: "Index filters, each one ANDed (REST `indices.{name}`)." })
   indices?: IndexFilterInput[] | null;
 
-  @Field(() => DateRangeInput, { nullable: true })
+  @Field(() => DateRangeInput, { nullable: true, description: "Bounds on lastModified (REST `last_modified.gt/gte/lt/lte`)." })
   lastModified?: DateRangeInput | null;
 
-  @Field(() => DateRangeInput, { nullable: true })
+  @Field(() => DateRangeInput, {
+    nullable: true,
+    description: "Bounds on serverLastModified (REST `server_last_modified.gt/gte/lt/lte`).",
+  })
   serverLastModified?: DateRangeInput | null;
 
-  @Field(() => DateRangeInput, { nullable: true })
+  @Field(() => DateRangeInput, { nullable: true, description: "Bounds on indexedOn (REST `indexed_on.gt/gte/lt/lte`)." })
   indexedOn?: DateRangeInput | null;
 
-  @Field(() => DateRangeInput, { nullable: true })
+  @Field(() => DateRangeInput, { nullable: true, description: "Bounds on dateOpened (REST `date_opened.gt/gte/lt/lte`)." })
   dateOpened?: DateRangeInput | null;
 
-  @Field(() => DateRangeInput, { nullable: true })
+  @Field(() => DateRangeInput, { nullable: true, description: "Bounds on dateClosed (REST `date_closed.gt/gte/lt/lte`); open cases never match." })
   dateClosed?: DateRangeInput | null;
 }
 
-@InputType("CaseInput", { description: "a case write payload; properties and indices as in REST" })
+@InputType("CaseInput", {
+  description: "A case write (REST payload): omitted or null fields are left as they are on update; properties and indices keep REST's JSON shape.",
+})
 export class CaseInput {
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: "The case type (REST `case_type`); required to create." })
   caseType?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: "The case name (REST `case_name`); required to create." })
   caseName?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: "The owner id (REST `owner_id`); required to create." })
   ownerId?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: "An id from another system (REST `external_id`)." })
   externalId?: string | null;
 
-  @Field(() => JSONObjectScalar, { nullable: true, description: "property name to string value" })
+  @Field(() => JSONObjectScalar, {
+    nullable: true,
+    description: "Properties to set (REST `properties`): property name (an XML identifier) to string value; others are kept.",
+  })
   properties?: Record<string, unknown> | null;
 
   @Field(() => JSONObjectScalar, {
     nullable: true,
-    description: "index name to {case_id | external_id | temporary_id, case_type, relationship}",
+    description:
+      'Indices to set (REST `indices`): index name to `{"case_id" | "external_id" | "temporary_id": …, "case_type": …, "relationship": "child" | "extension"}`.',
   })
   indices?: Record<string, unknown> | null;
 
-  @Field(() => Boolean, { nullable: true })
+  @Field(() => Boolean, { nullable: true, description: "True closes the case (REST `close`)." })
   close?: boolean | null;
 }
 
-@InputType("CaseBulkItem", { description: "one item of a bulk write, as in REST" })
+@InputType("CaseBulkItem", { description: "One item of a bulk write (an element of REST's list payload): CaseInput plus what says which case." })
 export class CaseBulkItemInput extends CaseInput {
-  @Field(() => Boolean, { nullable: true, description: "true: create; false: update; null: upsert by externalId" })
+  @Field(() => Boolean, { nullable: true, description: "True: create; false: update caseId; null: upsert by externalId (REST `create`)." })
   create?: boolean | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: "The case to update (REST `case_id`), for `create: false`." })
   caseId?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, {
+    nullable: true,
+    description: "A name for a case created by this request, which other items' indices may point at (REST `temporary_id`).",
+  })
   temporaryId?: string | null;
 }

@@ -4,49 +4,80 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
-/** one item of a bulk write, as in REST */
+/** One item of a bulk write (an element of REST's list payload): CaseInput plus what says which case. */
 export type CaseBulkItem = {
+  /** The case to update (REST `case_id`), for `create: false`. */
   caseId?: string | null | undefined;
+  /** The case name (REST `case_name`); required to create. */
   caseName?: string | null | undefined;
+  /** The case type (REST `case_type`); required to create. */
   caseType?: string | null | undefined;
+  /** True closes the case (REST `close`). */
   close?: boolean | null | undefined;
-  /** true: create; false: update; null: upsert by externalId */
+  /** True: create; false: update caseId; null: upsert by externalId (REST `create`). */
   create?: boolean | null | undefined;
+  /** An id from another system (REST `external_id`). */
   externalId?: string | null | undefined;
-  /** index name to {case_id | external_id | temporary_id, case_type, relationship} */
+  /** Indices to set (REST `indices`): index name to `{"case_id" | "external_id" | "temporary_id": …, "case_type": …, "relationship": "child" | "extension"}`. */
   indices?: unknown;
+  /** The owner id (REST `owner_id`); required to create. */
   ownerId?: string | null | undefined;
-  /** property name to string value */
+  /** Properties to set (REST `properties`): property name (an XML identifier) to string value; others are kept. */
   properties?: unknown;
+  /** A name for a case created by this request, which other items' indices may point at (REST `temporary_id`). */
   temporaryId?: string | null | undefined;
 };
 
-/** the REST list filters: lists OR their values, fields AND */
+/** The REST list filters (CONTRACT §2): a list ORs its values, different fields AND. Omitted fields filter nothing. */
 export type CaseFilter = {
+  /** Cases with one of these names (REST `case_name`). Any of these values (exact, case-sensitive); omitted or empty filters nothing. */
   caseName?: Array<string> | null | undefined;
+  /** Cases of one of these types (REST `case_type`). Any of these values (exact, case-sensitive); omitted or empty filters nothing. */
   caseType?: Array<string> | null | undefined;
+  /** Only closed (true) or only open (false) cases (REST `closed`); omitted: both. */
   closed?: boolean | null | undefined;
+  /** Bounds on dateClosed (REST `date_closed.gt/gte/lt/lte`); open cases never match. */
   dateClosed?: DateRange | null | undefined;
+  /** Bounds on dateOpened (REST `date_opened.gt/gte/lt/lte`). */
   dateOpened?: DateRange | null | undefined;
+  /** Cases with one of these external ids (REST `external_id`). Any of these values (exact, case-sensitive); omitted or empty filters nothing. */
   externalId?: Array<string> | null | undefined;
+  /** Bounds on indexedOn (REST `indexed_on.gt/gte/lt/lte`). */
   indexedOn?: DateRange | null | undefined;
+  /** Index filters, each one ANDed (REST `indices.{name}`). */
   indices?: Array<IndexFilter> | null | undefined;
+  /** Bounds on lastModified (REST `last_modified.gt/gte/lt/lte`). */
   lastModified?: DateRange | null | undefined;
+  /** Cases owned by one of these owner ids (REST `owner_id`). Any of these values (exact, case-sensitive); omitted or empty filters nothing. */
   ownerId?: Array<string> | null | undefined;
+  /** Property filters, each one ANDed (REST `properties.{name}`). */
   properties?: Array<PropertyFilter> | null | undefined;
+  /** Bounds on serverLastModified (REST `server_last_modified.gt/gte/lt/lte`). */
   serverLastModified?: DateRange | null | undefined;
 };
 
-/** a case write payload; properties and indices as in REST */
+/** How a case relates to the case its index points at (REST `relationship`: `child` or `extension`). */
+export type CaseIndexRelationship =
+  /** REST `child`: the case is a child of the indexed case (e.g. a visit of a patient). */
+  | 'CHILD'
+  /** REST `extension`: the case extends the indexed case and lives and closes with it. */
+  | 'EXTENSION';
+
+/** A case write (REST payload): omitted or null fields are left as they are on update; properties and indices keep REST's JSON shape. */
 export type CaseInput = {
+  /** The case name (REST `case_name`); required to create. */
   caseName?: string | null | undefined;
+  /** The case type (REST `case_type`); required to create. */
   caseType?: string | null | undefined;
+  /** True closes the case (REST `close`). */
   close?: boolean | null | undefined;
+  /** An id from another system (REST `external_id`). */
   externalId?: string | null | undefined;
-  /** index name to {case_id | external_id | temporary_id, case_type, relationship} */
+  /** Indices to set (REST `indices`): index name to `{"case_id" | "external_id" | "temporary_id": …, "case_type": …, "relationship": "child" | "extension"}`. */
   indices?: unknown;
+  /** The owner id (REST `owner_id`); required to create. */
   ownerId?: string | null | undefined;
-  /** property name to string value */
+  /** Properties to set (REST `properties`): property name (an XML identifier) to string value; others are kept. */
   properties?: unknown;
 };
 
@@ -76,9 +107,11 @@ export type DateRange = {
   lte?: string | null | undefined;
 };
 
+/** Cases whose index of this name points at one of these cases (REST `indices.{name}={case_id}`). */
 export type IndexFilter = {
+  /** Any of these case ids (UUIDs); an empty list filters nothing. */
   caseIds: Array<string>;
-  /** index name, e.g. parent or host */
+  /** The index name, e.g. `parent` or `host`. */
   name: string;
 };
 
@@ -120,9 +153,11 @@ export type LocationTypeInput = {
   parentCode?: string | null | undefined;
 };
 
+/** Cases whose property has one of these values (REST `properties.{name}=value`). */
 export type PropertyFilter = {
+  /** The property name; exact and case-sensitive. */
   name: string;
-  /** any of these values; an empty string matches unset too */
+  /** Any of these values (exact, case-sensitive); an empty string matches a property that is unset as well as empty. An empty list filters nothing. */
   values: Array<string>;
 };
 
@@ -256,7 +291,7 @@ export type GqlCasesWithRelationsQueryVariables = Exact<{
 }>;
 
 
-export type GqlCasesWithRelationsQuery = { cases: { nodes: Array<{ caseId: string, parent: { caseId: string, caseName: string } | null, indices: Array<{ name: string, relationship: string, case: { caseId: string } | null }>, openedBy: { username: string } | null }> } };
+export type GqlCasesWithRelationsQuery = { cases: { nodes: Array<{ caseId: string, parent: { caseId: string, caseName: string } | null, indices: Array<{ name: string, relationship: CaseIndexRelationship, case: { caseId: string } | null }>, openedBy: { username: string } | null }> } };
 
 export type GqlRelationsQueryVariables = Exact<{
   domain: string;
