@@ -97,6 +97,8 @@ async function watchCases(variables: PageVariables) {
       if (!data) throw new Error("fetchMore returned no data");
       return data.cases;
     },
+    /** the names the live query shows now, as a list component would render them */
+    shown: () => (query.getCurrentResult().data?.cases?.edges ?? []).map((edge) => edge?.node?.caseName),
     stop: () => subscription?.unsubscribe(),
   };
 }
@@ -152,6 +154,7 @@ describe("CONTRACT §7.3: Apollo Client 4 normalises cases by their global id", 
     expect(renamed.data?.updateCase.case.id).toBe(b.id);
     expect(client.cache.identify({ __typename: "Case", id: b.id })).toBe(`Case:${b.id}`);
     expect(cachedNames()).toEqual(["a", "b renamed", "c"]);
+    expect(list.shown()).toEqual(["a", "b renamed", "c"]);
     list.stop();
   });
 });
