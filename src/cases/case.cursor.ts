@@ -5,13 +5,14 @@ import type { FieldSelection } from "./case.fields.ts";
 import type { CaseQuery, Keyset } from "./case.query.ts";
 
 /**
- * The opaque cursor of the case list (REST `next` links, GraphQL `after`): the whole typed query,
- * REST's field selection when one was made, and the last (indexed_on, case_id) seen, signed so
- * that a tampered cursor is refused rather than obeyed. Either face reads the other's cursors.
+ * The opaque cursor of REST's case list (`next` links, CONTRACT §2): the whole typed query, the
+ * field selection when one was made, and the last (indexed_on, case_id) seen, signed so that a
+ * tampered cursor is refused rather than obeyed. GraphQL's connection has its own per-edge cursors
+ * (src/graphql/connection.ts), which hold a position and a filter fingerprint, never the query.
  */
 export interface CursorState {
   query: CaseQuery;
-  /** REST `fields`/`exclude`, kept across pages; GraphQL makes none and ignores it */
+  /** REST `fields`/`exclude`, kept across pages */
   selection?: FieldSelection;
   after: Keyset;
 }

@@ -137,6 +137,9 @@ const FIRST_RELATED = firstDescription(
   "more are not returned: page through them all with cases(filter: {indices: [{name, caseIds}]})",
 );
 
+/** The `domain` argument of every case operation. */
+const DOMAIN_ARG = { description: "The name of the domain (project space) the cases belong to." };
+
 /** The form's device_id for writes made over GraphQL. */
 const GRAPHQL_DEVICE = "graphql";
 
@@ -196,20 +199,27 @@ export class CaseResolver {
     );
   }
 
-  @Query(() => CaseType, { nullable: true })
+  @Query(() => CaseType, {
+    nullable: true,
+    description: "The case with this id (REST `GET {case_id}`); null when there is none in the domain.",
+  })
   async case(
-    @Arg("domain", () => String) domain: string,
-    @Arg("caseId", () => ID) caseId: string,
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("caseId", () => ID, { description: "The case id (UUID, REST `case_id`); any letter case." }) caseId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseNode | null> {
     const record = await (await ctx.loaders.cases.reads(domain)).byId(caseId);
     return record ? toNode(record) : null;
   }
 
-  @Query(() => CaseType, { nullable: true, description: "the oldest case with this external id" })
+  @Query(() => CaseType, {
+    nullable: true,
+    description:
+      "The case with this external id (REST `GET ext/{ext_id}/`); when several have it, the oldest (by dateOpened, then caseId); null when none.",
+  })
   async caseByExternalId(
-    @Arg("domain", () => String) domain: string,
-    @Arg("externalId", () => String) externalId: string,
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("externalId", () => String, { description: "The external id, exact and case-sensitive." }) externalId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseNode | null> {
     const record = await (await ctx.loaders.cases.reads(domain)).byExternalId(externalId);
@@ -217,13 +227,19 @@ export class CaseResolver {
   }
 
   @Query(() => CaseFetchResultType, {
-    description: "bulk fetch: one entry per requested id, case ids first (at most 5000 ids)",
+    description:
+      "Bulk fetch (REST `POST bulk-fetch/`): one entry per requested id, case ids first, in request order; at least one id, at most 5000 in all.",
     complexity: perIdCost("caseIds", "externalIds"),
   })
   async casesByIds(
-    @Arg("domain", () => String) domain: string,
-    @Arg("caseIds", () => [String], { nullable: true }) caseIds: string[] | null,
-    @Arg("externalIds", () => [String], { nullable: true }) externalIds: string[] | null,
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("caseIds", () => [String], { nullable: true, description: "Case ids (UUIDs) to fetch (REST `case_ids`); duplicates repeat their entry." })
+    caseIds: string[] | null,
+    @Arg("externalIds", () => [String], {
+      nullable: true,
+      description: "External ids to fetch (REST `external_ids`), each giving its oldest case; duplicates repeat their entry.",
+    })
+    externalIds: string[] | null,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseFetchResultType> {
     // through the request's loaders, so that aliased bulk fetches share their queries
@@ -238,39 +254,46 @@ export class CaseResolver {
 
   @Query(() => FormType, { nullable: true, description: "The form a write stored, by its id (the write's xformId)." })
   async form(
-    @Arg("domain", () => String, { description: "the domain the form belongs to" }) domain: string,
-    @Arg("formId", () => ID, { description: "the form's id: a write's xformId" }) formId: string,
+    @Arg("domain", () => String, { description: "The name of the domain the form belongs to." }) domain: string,
+    @Arg("formId", () => ID, { description: "The form's id: a write's xformId." }) formId: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<FormView | null> {
     return (await ctx.loaders.cases.reads(domain)).form(formId);
   }
 
-  @Mutation(() => CaseWriteResultType)
+  @Mutation(() => CaseWriteResultType, {
+    description: "Creates a case (REST `POST` with an object), with the same validation and messages; stores one form.",
+  })
   async createCase(
-    @Arg("domain", () => String) domain: string,
-    @Arg("input", () => CaseInput) input: CaseInput,
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("input", () => CaseInput, { description: "The new case; caseType, caseName and ownerId are required." }) input: CaseInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseWriteResultType> {
     const scope = await ctx.services.caseWrites.in(ctx.principal, domain);
     return written(await scope.write([caseAction(itemOf(input), { kind: "create" })], { deviceId: GRAPHQL_DEVICE, bulk: false }));
   }
 
-  @Mutation(() => CaseWriteResultType)
+  @Mutation(() => CaseWriteResultType, {
+    description: "Updates the case with this id (REST `PUT {case_id}`): only the fields given change; stores one form.",
+  })
   async updateCase(
-    @Arg("domain", () => String) domain: string,
-    @Arg("caseId", () => ID) caseId: string,
-    @Arg("input", () => CaseInput) input: CaseInput,
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("caseId", () => ID, { description: "The id (UUID) of the case to update." }) caseId: string,
+    @Arg("input", () => CaseInput, { description: "The fields to change." }) input: CaseInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseWriteResultType> {
     const scope = await ctx.services.caseWrites.in(ctx.principal, domain);
     return written(await scope.write([caseAction(itemOf(input), { kind: "update", caseId })], { deviceId: GRAPHQL_DEVICE, bulk: false }));
   }
 
-  @Mutation(() => CaseWriteResultType, { description: "updates the case with this external id, or creates it" })
+  @Mutation(() => CaseWriteResultType, {
+    description: "Updates the case with this external id, or creates it when there is none (REST `PUT ext/{ext_id}/`); stores one form.",
+  })
   async upsertCase(
-    @Arg("domain", () => String) domain: string,
-    @Arg("externalId", () => String) externalId: string,
-    @Arg("input", () => CaseInput) input: CaseInput,
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("externalId", () => String, { description: "The external id that names the case (exact, case-sensitive)." }) externalId: string,
+    @Arg("input", () => CaseInput, { description: "The fields to set; to create, caseType, caseName and ownerId are required." })
+    input: CaseInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseWriteResultType> {
     const scope = await ctx.services.caseWrites.in(ctx.principal, domain);
@@ -278,10 +301,12 @@ export class CaseResolver {
     return written(await scope.write([action], { deviceId: GRAPHQL_DEVICE, bulk: false }));
   }
 
-  @Mutation(() => CaseBulkWriteResultType, { description: "up to 100 creates, updates and upserts in one form" })
+  @Mutation(() => CaseBulkWriteResultType, {
+    description: "Up to 100 creates, updates and upserts in one form (REST `POST`/`PUT` with a list): all are written or, on any error, none.",
+  })
   async bulkWriteCases(
-    @Arg("domain", () => String) domain: string,
-    @Arg("items", () => [CaseBulkItemInput]) items: CaseBulkItemInput[],
+    @Arg("domain", () => String, DOMAIN_ARG) domain: string,
+    @Arg("items", () => [CaseBulkItemInput], { description: "The writes, 1 to 100; errors name their row (from 1)." }) items: CaseBulkItemInput[],
     @Ctx() ctx: GraphQLContext,
   ): Promise<CaseBulkWriteResultType> {
     const scope = await ctx.services.caseWrites.in(ctx.principal, domain);
@@ -290,7 +315,8 @@ export class CaseResolver {
   }
 
   @Subscription(() => CaseChangeType, {
-    description: "every committed write to a case of the domain (of caseType, when given)",
+    description:
+      "Pushes every committed write to a case of the domain (of caseType, when given), from any process; read permission is checked when it starts.",
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphQLContext;
       // the permission to read the domain's cases, checked once when the subscription starts
@@ -303,8 +329,10 @@ export class CaseResolver {
   })
   caseChanged(
     @Root() event: CaseChangedEvent,
-    @Arg("domain", () => String) _domain: string,
-    @Arg("caseType", () => String, { nullable: true }) _caseType: string | null,
+    @Arg("domain", () => String, DOMAIN_ARG) _domain: string,
+    @Arg("caseType", () => String, { nullable: true, description: "Only writes that leave a case of this type; omitted: all." }) _caseType:
+      | string
+      | null,
   ): CaseChangeType {
     return event;
   }
@@ -314,7 +342,9 @@ export class CaseResolver {
     return globalId("Case", c.domain, c.caseId);
   }
 
-  @FieldResolver(() => [CaseIndexType])
+  @FieldResolver(() => [CaseIndexType], {
+    description: "The case's indices (REST `indices`, as a list): its links to other cases, e.g. `parent`; empty when none.",
+  })
   indices(@Root() c: CaseNode): CaseIndexType[] {
     return c.indices.map((i) => ({
       name: i.name,
@@ -325,18 +355,21 @@ export class CaseResolver {
     }));
   }
 
-  @FieldResolver(() => CaseType, { nullable: true, description: "the case its `parent` index points at" })
+  @FieldResolver(() => CaseType, {
+    nullable: true,
+    description: "The case its `parent` index points at; null when it has none or that case is gone.",
+  })
   async parent(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<CaseNode | null> {
     return indexTarget(c, "parent", ctx);
   }
 
-  @FieldResolver(() => CaseType, { nullable: true, description: "the case its `host` index points at" })
+  @FieldResolver(() => CaseType, { nullable: true, description: "The case its `host` index points at; null when it has none or that case is gone." })
   async host(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<CaseNode | null> {
     return indexTarget(c, "host", ctx);
   }
 
   @FieldResolver(() => [CaseType], {
-    description: "cases that index this one with relationship child, by case id",
+    description: "The cases that index this one with relationship CHILD, by case id.",
     complexity: boundedListCost(RELATION_LIST),
   })
   async children(
@@ -348,7 +381,7 @@ export class CaseResolver {
   }
 
   @FieldResolver(() => [CaseType], {
-    description: "cases that index this one with relationship extension, by case id",
+    description: "The cases that index this one with relationship EXTENSION, by case id.",
     complexity: boundedListCost(RELATION_LIST),
   })
   async extensions(
@@ -360,7 +393,7 @@ export class CaseResolver {
   }
 
   @FieldResolver(() => [FormType], {
-    description: "the forms that wrote this case, oldest first",
+    description: "The forms that wrote this case, oldest first.",
     complexity: boundedListCost(RELATION_LIST),
   })
   async forms(
@@ -377,7 +410,7 @@ export class CaseResolver {
     return ctx.loaders.cases.forms(c.domain, c.caseId, size);
   }
 
-  @FieldResolver(() => ActorType, { nullable: true, description: "who submitted the form that created the case" })
+  @FieldResolver(() => ActorType, { nullable: true, description: "Who submitted the form that created the case; null when that form is not stored." })
   async openedBy(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<ActorType | null> {
     const [first] = await ctx.loaders.cases.forms(c.domain, c.caseId, 1);
     return first ? { id: first.userId, username: first.username } : null;
@@ -398,7 +431,7 @@ export class FormResolver {
     return globalId("Form", form.domain, form.id);
   }
 
-  @FieldResolver(() => ID, { description: "the form's id: the xform_id of the write that stored it" })
+  @FieldResolver(() => ID, { description: "The form's id: the xformId (REST `xform_id`) of the write that stored it." })
   formId(@Root() form: FormView): string {
     return form.id;
   }
@@ -415,7 +448,11 @@ export const CASE_NODES: Partial<Record<NodeTypeName, NodeFetcher<GraphQLContext
 
 @Resolver(() => CaseIndexType)
 export class CaseIndexResolver {
-  @FieldResolver(() => CaseType, { nullable: true, name: "case" })
+  @FieldResolver(() => CaseType, {
+    nullable: true,
+    name: "case",
+    description: "The case the index points at; null when it is not (or no longer) in the domain.",
+  })
   async referencedCase(@Root() index: CaseIndexType, @Ctx() ctx: GraphQLContext): Promise<CaseNode | null> {
     const target = await ctx.loaders.cases.case(index.domain, index.caseId);
     return target ? toNode(target) : null;

@@ -129,6 +129,8 @@ export class ListCursors {
     if (!Array.isArray(parts) || parts.length < 2 || !parts.every((p) => typeof p === "string") || parts[0] !== CURSOR_VERSION) {
       throw invalid();
     }
+    // one spelling per cursor: base64 that decodes alike but was not written by encode() is refused
+    if (Buffer.from(JSON.stringify(parts)).toString("base64url") !== cursor) throw invalid();
     if (parts[1] !== this.list) {
       throw badInput(
         `The cursor given as '${argument}' was made for another filter or order; page with the filter and order that made it, or start again without '${argument}'.`,

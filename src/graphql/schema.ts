@@ -36,7 +36,19 @@ export async function buildGatewaySchema(): Promise<GraphQLSchema> {
   });
   // every operation runs under its context's budget (objects produced, time)
   enforceBudget(schema);
+  describeRootTypes(schema);
   return schema;
+}
+
+/** The root types' descriptions (CONTRACT §7.3: every type has one); type-graphql has no option for them. */
+function describeRootTypes(schema: GraphQLSchema): void {
+  const query = schema.getQueryType();
+  const mutation = schema.getMutationType();
+  const subscription = schema.getSubscriptionType();
+  if (query) query.description = "Reads: cases, locations, apps, multimedia jobs, users and any object by its global id (`node`).";
+  if (mutation) mutation.description = "Writes: cases, locations, app imports and multimedia uploads, and the superuser's administration.";
+  if (subscription)
+    subscription.description = "Live events over WebSocket (`graphql-transport-ws` on /graphql): case changes and multimedia progress.";
 }
 
 /** The SDL committed as schema.graphql: sorted, so that it changes only when the schema does. */
