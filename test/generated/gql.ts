@@ -39,6 +39,11 @@ type Documents = {
     "\n  query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords missingRecords entries { by id case { caseName } }\n    }\n  }\n": typeof types.GqlByIdsDocument,
     "\n  query GqlByExternal($domain: String!, $externalId: String!) {\n    caseByExternalId(domain: $domain, externalId: $externalId) { caseName }\n  }\n": typeof types.GqlByExternalDocument,
     "\n  query GqlForm($domain: String!, $formId: ID!) {\n    form(domain: $domain, formId: $formId) { formId xmlns username xml problem caseIds }\n  }\n": typeof types.GqlFormDocument,
+    "\n  query ApolloCasePage($domain: String!, $filter: CaseFilter, $first: Int, $after: String, $last: Int, $before: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { id caseId caseName } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.ApolloCasePageDocument,
+    "\n  mutation ApolloRenameCase($domain: String!, $caseId: ID!, $input: CaseInput!) {\n    updateCase(domain: $domain, caseId: $caseId, input: $input) { case { id caseName } }\n  }\n": typeof types.ApolloRenameCaseDocument,
+    "\n  subscription UrqlCaseChanged($domain: String!, $caseType: String) {\n    caseChanged(domain: $domain, caseType: $caseType) { caseId caseType domain formId }\n  }\n": typeof types.UrqlCaseChangedDocument,
+    "\n  mutation UrqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n": typeof types.UrqlCreateCaseDocument,
+    "\n  query UrqlCaseCount($domain: String!, $filter: CaseFilter) {\n    cases(domain: $domain, filter: $filter, first: 1) { totalCount }\n  }\n": typeof types.UrqlCaseCountDocument,
     "\n  mutation NodeCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n": typeof types.NodeCreateCaseDocument,
     "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Case { caseId caseName }\n      ... on Form { formId caseIds }\n    }\n  }\n": typeof types.NodeByIdDocument,
     "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) { __typename id }\n  }\n": typeof types.NodesByIdsDocument,
@@ -82,6 +87,11 @@ const documents: Documents = {
     "\n  query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords missingRecords entries { by id case { caseName } }\n    }\n  }\n": types.GqlByIdsDocument,
     "\n  query GqlByExternal($domain: String!, $externalId: String!) {\n    caseByExternalId(domain: $domain, externalId: $externalId) { caseName }\n  }\n": types.GqlByExternalDocument,
     "\n  query GqlForm($domain: String!, $formId: ID!) {\n    form(domain: $domain, formId: $formId) { formId xmlns username xml problem caseIds }\n  }\n": types.GqlFormDocument,
+    "\n  query ApolloCasePage($domain: String!, $filter: CaseFilter, $first: Int, $after: String, $last: Int, $before: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { id caseId caseName } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.ApolloCasePageDocument,
+    "\n  mutation ApolloRenameCase($domain: String!, $caseId: ID!, $input: CaseInput!) {\n    updateCase(domain: $domain, caseId: $caseId, input: $input) { case { id caseName } }\n  }\n": types.ApolloRenameCaseDocument,
+    "\n  subscription UrqlCaseChanged($domain: String!, $caseType: String) {\n    caseChanged(domain: $domain, caseType: $caseType) { caseId caseType domain formId }\n  }\n": types.UrqlCaseChangedDocument,
+    "\n  mutation UrqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n": types.UrqlCreateCaseDocument,
+    "\n  query UrqlCaseCount($domain: String!, $filter: CaseFilter) {\n    cases(domain: $domain, filter: $filter, first: 1) { totalCount }\n  }\n": types.UrqlCaseCountDocument,
     "\n  mutation NodeCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n": types.NodeCreateCaseDocument,
     "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Case { caseId caseName }\n      ... on Form { formId caseIds }\n    }\n  }\n": types.NodeByIdDocument,
     "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) { __typename id }\n  }\n": types.NodesByIdsDocument,
@@ -214,6 +224,26 @@ export function graphql(source: "\n  query GqlByExternal($domain: String!, $exte
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query GqlForm($domain: String!, $formId: ID!) {\n    form(domain: $domain, formId: $formId) { formId xmlns username xml problem caseIds }\n  }\n"): (typeof documents)["\n  query GqlForm($domain: String!, $formId: ID!) {\n    form(domain: $domain, formId: $formId) { formId xmlns username xml problem caseIds }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ApolloCasePage($domain: String!, $filter: CaseFilter, $first: Int, $after: String, $last: Int, $before: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { id caseId caseName } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"): (typeof documents)["\n  query ApolloCasePage($domain: String!, $filter: CaseFilter, $first: Int, $after: String, $last: Int, $before: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { id caseId caseName } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ApolloRenameCase($domain: String!, $caseId: ID!, $input: CaseInput!) {\n    updateCase(domain: $domain, caseId: $caseId, input: $input) { case { id caseName } }\n  }\n"): (typeof documents)["\n  mutation ApolloRenameCase($domain: String!, $caseId: ID!, $input: CaseInput!) {\n    updateCase(domain: $domain, caseId: $caseId, input: $input) { case { id caseName } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription UrqlCaseChanged($domain: String!, $caseType: String) {\n    caseChanged(domain: $domain, caseType: $caseType) { caseId caseType domain formId }\n  }\n"): (typeof documents)["\n  subscription UrqlCaseChanged($domain: String!, $caseType: String) {\n    caseChanged(domain: $domain, caseType: $caseType) { caseId caseType domain formId }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation UrqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n"): (typeof documents)["\n  mutation UrqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query UrqlCaseCount($domain: String!, $filter: CaseFilter) {\n    cases(domain: $domain, filter: $filter, first: 1) { totalCount }\n  }\n"): (typeof documents)["\n  query UrqlCaseCount($domain: String!, $filter: CaseFilter) {\n    cases(domain: $domain, filter: $filter, first: 1) { totalCount }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
