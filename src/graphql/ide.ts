@@ -1,4 +1,4 @@
-import { type RequestHandler, Router } from "express";
+import type { RequestHandler } from "express";
 import { ruruHTML } from "ruru/server";
 import { getStaticFile } from "ruru/static";
 
@@ -71,16 +71,18 @@ function page(base: string, prefix: string): string {
  * `publicUrl` (PUBLIC_URL) places the page behind a reverse proxy; without it the request's own
  * scheme and host (X-Forwarded-* under TRUST_PROXY) do.
  */
-export function graphqlIde(publicUrl: string | undefined): Router {
+export function graphqlIde(publicUrl: string | undefined): RequestHandler {
   const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/$/, "") : "";
-  const router = Router();
-  router.get("/graphql", (req, res, next) => {
-    if (!wantsPage(req)) return next();
-    const base = publicUrl ?? `${req.protocol}://${req.get("host")}`;
-    res.set({ "Content-Security-Policy": CONTENT_SECURITY_POLICY, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" });
-    res.vary("Accept").type("html").send(page(base, prefix));
-  });
-  router.get(`${ASSETS}*file`, async (req, res, next) => {
+  // a plain handler, not an express Router: a Router would answer OPTIONS /graphql itself (Allow: GET)
+  return async (req, res, next) => {
+    if (req.method !== "GET" && req.method !== "HEAD") return next();
+    if (req.path === "/graphql") {
+      if (!wantsPage(req)) return next();
+      const base = publicUrl ?? `${req.protocol}://${req.get("host")}`;
+      res.set({ "Content-Security-Policy": CONTENT_SECURITY_POLICY, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" });
+      return void res.vary("Accept").type("html").send(page(base, prefix));
+    }
+    if (!req.path.startsWith(ASSETS)) return next();
     try {
       const file = await getStaticFile({
         staticPath: ASSETS,
@@ -94,6 +96,5 @@ export function graphqlIde(publicUrl: string | undefined): Router {
     } catch (error) {
       next(error);
     }
-  });
-  return router;
+  };
 }
