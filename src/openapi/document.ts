@@ -93,11 +93,13 @@ const jsonRouterOperation = (tag: string, id: string, op: Operation) => operatio
 
 /**
  * What a method the path does not take gets: 405 with Allow, or what the family's admission
- * answers before any route (credentials, cross-site writes, rate limit, database).
+ * answers before any route (an undecodable domain or body encoding, credentials, cross-site
+ * writes, rate limit, database).
  */
 function otherMethods(family: Family, readsBody: boolean): Record<string, unknown> {
   const p = FAMILY_PREFIX[family];
   return {
+    "400": responseRef(`${p}BadRequest`),
     "401": responseRef(`${p}Unauthorized`),
     "403": responseRef(`${p}Forbidden`),
     "405": responseRef(`${p}MethodNotAllowed`),
@@ -447,7 +449,12 @@ const oauthPaths = {
         "503": responseRef("ServiceUnavailable"),
       },
     },
-    "x-other-methods": { "405": responseRef("MethodNotAllowed") },
+    // the form is read before the method is looked at: an unreadable one is 400, a large one 413
+    "x-other-methods": {
+      "400": responseRef("BadRequest"),
+      "405": responseRef("MethodNotAllowed"),
+      "413": responseRef("PayloadTooLarge"),
+    },
   },
 };
 
