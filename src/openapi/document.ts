@@ -93,24 +93,31 @@ const jsonRouterOperation = (tag: string, id: string, op: Operation) => operatio
 
 /**
  * What a method the path does not take gets: 405 with Allow, or what the family's admission
- * answers before any route (credentials, cross-site writes, rate limit, database).
+ * answers before any route (an undecodable domain or body encoding, credentials, cross-site
+ * writes, rate limit, database).
  */
-function otherMethods(family: Family): Record<string, unknown> {
+function otherMethods(family: Family, readsBody: boolean): Record<string, unknown> {
   const p = FAMILY_PREFIX[family];
   return {
+    "400": responseRef(`${p}BadRequest`),
     "401": responseRef(`${p}Unauthorized`),
     "403": responseRef(`${p}Forbidden`),
     "405": responseRef(`${p}MethodNotAllowed`),
+    ...(readsBody ? { "413": responseRef(`${p}PayloadTooLarge`) } : {}),
     "429": responseRef(`${p}TooManyRequests`),
     "503": responseRef(`${p}ServiceUnavailable`),
   };
 }
 
-const pathItem = (family: Family, parameters: unknown[], operations: Record<string, unknown>) => ({
+/** `readsBody`: the path's router reads any request's body first (413 before 405). */
+const pathItem = (family: Family, parameters: unknown[], operations: Record<string, unknown>, readsBody = false) => ({
   parameters,
   ...operations,
-  "x-other-methods": otherMethods(family),
+  "x-other-methods": otherMethods(family, readsBody),
 });
+
+/** A path of the Case or Location router, which read every request's body as JSON. */
+const jsonRouterPath = (parameters: unknown[], operations: Record<string, unknown>) => pathItem("plain", parameters, operations, true);
 
 const pathParam = (name: string, description: string, schema: Schema = { type: "string" }) => ({
   name,
@@ -179,7 +186,7 @@ const caseWritten = {
 };
 
 const casePaths = {
-  [`${CASES}/`]: pathItem("plain", [DOMAIN], {
+  [`${CASES}/`]: jsonRouterPath([DOMAIN], {
     get: jsonRouterOperation(CASE_TAG, "listCases", {
       summary: "List cases",
       description: "Keyset paging by indexed_on then case_id; follow `next` for the following page. Any other parameter: 400.",
@@ -199,7 +206,7 @@ const casePaths = {
       responses: caseWritten,
     }),
   }),
-  [`${CASES}/bulk-fetch/`]: pathItem("plain", [DOMAIN], {
+  [`${CASES}/bulk-fetch/`]: jsonRouterPath([DOMAIN], {
     post: jsonRouterOperation(CASE_TAG, "bulkFetchCases", {
       summary: "Fetch cases by case id and external id",
       parameters: selection,
@@ -207,8 +214,7 @@ const casePaths = {
       responses: { "200": ok("One entry per requested id; a missing id is a stub.", "BulkFetchResult") },
     }),
   }),
-  [`${CASES}/ext/{ext_id}/`]: pathItem(
-    "plain",
+  [`${CASES}/ext/{ext_id}/`]: jsonRouterPath(
     [DOMAIN, pathParam("ext_id", "the external id, percent-encoded (may hold / ? # & = + and unicode)", { type: "string", pattern: "^.+$" })],
     {
       get: jsonRouterOperation(CASE_TAG, "getCaseByExternalId", {
@@ -225,8 +231,7 @@ const casePaths = {
       }),
     },
   ),
-  [`${CASES}/{case_id}`]: pathItem(
-    "plain",
+  [`${CASES}/{case_id}`]: jsonRouterPath(
     [DOMAIN, pathParam("case_id", "a case id, or several joined by commas (GET only)", { type: "string", pattern: "^[\\w\\-,]+$" })],
     {
       get: jsonRouterOperation(CASE_TAG, "getCases", {
@@ -282,7 +287,7 @@ const locationOk = (status: string, description: string, schemaName: string, exa
 });
 
 const locationPaths = {
-  [`${LOCATIONS}/`]: pathItem("plain", [DOMAIN], {
+  [`${LOCATIONS}/`]: jsonRouterPath([DOMAIN], {
     get: jsonRouterOperation(LOCATION_TAG, "listLocations", {
       summary: "List locations",
       description: "XML unless `format=json` or an Accept naming application/json.",
@@ -311,7 +316,7 @@ const locationPaths = {
       responses: { "202": ok("Every item written: the ids, in request order.", "LocationBulkResult") },
     }),
   }),
-  [`${LOCATIONS}/{location_id}`]: pathItem("plain", [DOMAIN, pathParam("location_id", "the location's id")], {
+  [`${LOCATIONS}/{location_id}`]: jsonRouterPath([DOMAIN, pathParam("location_id", "the location's id")], {
     get: jsonRouterOperation(LOCATION_TAG, "getLocation", {
       summary: "One location",
       parameters: [formatParam],
@@ -444,7 +449,12 @@ const oauthPaths = {
         "503": responseRef("ServiceUnavailable"),
       },
     },
-    "x-other-methods": { "405": responseRef("MethodNotAllowed") },
+    // the form is read before the method is looked at: an unreadable one is 400, a large one 413
+    "x-other-methods": {
+      "400": responseRef("BadRequest"),
+      "405": responseRef("MethodNotAllowed"),
+      "413": responseRef("PayloadTooLarge"),
+    },
   },
 };
 
