@@ -72,7 +72,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   // CONTRACT §7.2: every request gets its id, access log line, metrics (and span, with tracing);
   // the probes and /metrics answer before any authentication or rate limit.
   app.use(observeRequests(), traceRequests());
-  app.use(probeRouter(databaseProbes(services.db, { workers: services.config.workers, stopping: () => closing || isStopping() })));
+  app.use(probeRouter(databaseProbes(services.db, { stopping: () => closing || isStopping() })));
   setMetricSources(databaseMetricSources(services.db));
   app.use(metricsRouter(services.config.metricsToken));
 

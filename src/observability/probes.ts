@@ -15,7 +15,7 @@ async function migrationNames(): Promise<string[]> {
   return entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);
 }
 
-export function databaseProbes(db: Database, options: { workers: number; stopping: () => boolean }): Probes {
+export function databaseProbes(db: Database, options: { stopping: () => boolean }): Probes {
   const expected = migrationNames();
   return {
     checks: {
