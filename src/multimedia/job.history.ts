@@ -1,6 +1,9 @@
 import type { Prisma } from "../db/client.ts";
+import { Prisma as PrismaSql } from "../generated/prisma/client.ts";
 import type { JobState, MultimediaStatus } from "./job.events.ts";
 import { statusOf, type StatusRow } from "./job.status.ts";
+
+const { raw } = PrismaSql;
 
 /**
  * A domain's multimedia job history, newest first (CONTRACT §7.4), read as slices of a keyset
@@ -101,23 +104,15 @@ interface Scope {
  */
 async function read(prisma: Prisma, s: Scope, older: JobPosition | undefined, newer: JobPosition | undefined, newestFirst: boolean, limit: number) {
   const [olderUs, olderId, newerUs, newerId] = [older?.createdUs ?? null, older?.id ?? null, newer?.createdUs ?? null, newer?.id ?? null];
-  const rows = newestFirst
-    ? await prisma.$queryRaw<RawRow[]>`
-        SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us FROM multimedia_jobs
-        WHERE domain_id = ${s.domainId}::uuid AND created_at >= ${s.since}
-          AND (${s.appId}::text IS NULL OR app_id = ${s.appId}::text)
-          AND (${s.states}::text IS NULL OR status = ANY (string_to_array(${s.states}::text, ',')))
-          AND (${olderUs}::bigint IS NULL OR (created_at, id) < (timestamptz 'epoch' + ${olderUs}::bigint * interval '1 microsecond', ${olderId}::text))
-          AND (${newerUs}::bigint IS NULL OR (created_at, id) > (timestamptz 'epoch' + ${newerUs}::bigint * interval '1 microsecond', ${newerId}::text))
-        ORDER BY created_at DESC, id DESC LIMIT ${limit}`
-    : await prisma.$queryRaw<RawRow[]>`
-        SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us FROM multimedia_jobs
-        WHERE domain_id = ${s.domainId}::uuid AND created_at >= ${s.since}
-          AND (${s.appId}::text IS NULL OR app_id = ${s.appId}::text)
-          AND (${s.states}::text IS NULL OR status = ANY (string_to_array(${s.states}::text, ',')))
-          AND (${olderUs}::bigint IS NULL OR (created_at, id) < (timestamptz 'epoch' + ${olderUs}::bigint * interval '1 microsecond', ${olderId}::text))
-          AND (${newerUs}::bigint IS NULL OR (created_at, id) > (timestamptz 'epoch' + ${newerUs}::bigint * interval '1 microsecond', ${newerId}::text))
-        ORDER BY created_at ASC, id ASC LIMIT ${limit}`;
+  const direction = raw(newestFirst ? "DESC" : "ASC");
+  const rows = await prisma.$queryRaw<RawRow[]>`
+    SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us FROM multimedia_jobs
+    WHERE domain_id = ${s.domainId}::uuid AND created_at >= ${s.since}
+      AND (${s.appId}::text IS NULL OR app_id = ${s.appId}::text)
+      AND (${s.states}::text IS NULL OR status = ANY (string_to_array(${s.states}::text, ',')))
+      AND (${olderUs}::bigint IS NULL OR (created_at, id) < (timestamptz 'epoch' + ${olderUs}::bigint * interval '1 microsecond', ${olderId}::text))
+      AND (${newerUs}::bigint IS NULL OR (created_at, id) > (timestamptz 'epoch' + ${newerUs}::bigint * interval '1 microsecond', ${newerId}::text))
+    ORDER BY created_at ${direction}, id ${direction} LIMIT ${limit}`;
   return rows.map(fromRaw);
 }
 
