@@ -148,7 +148,7 @@ export async function createHttpEndpoint({
       ApolloServerPluginLandingPageDisabled(),
       // no cache hints are used, and the default plugin wraps every field's resolver (a 5,000-case page)
       ApolloServerPluginCacheControlDisabled(),
-      useOperationMetrics,
+      useOperationMetrics(trustedDocuments?.operationNames),
       useSubscriptionsOverWebSocket,
       useCostLimit(config.graphqlMaxCost),
       useExecutionBudget,

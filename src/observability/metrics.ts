@@ -28,15 +28,15 @@ export const httpRequestDuration = new client.Histogram({
 
 export const graphqlOperations = new client.Counter({
   name: "graphql_operations_total",
-  help: "GraphQL operations over HTTP, by operation type (query, mutation, subscription; unknown when the document did not resolve to one).",
-  labelNames: ["operation_type"] as const,
+  help: "GraphQL operations over HTTP, by operation type (query, mutation, subscription; unknown when the document did not resolve to one), and by name for the trusted documents' operations.",
+  labelNames: ["operation_type", "operation_name"] as const,
   registers: [registry],
 });
 
 export const graphqlOperationDuration = new client.Histogram({
   name: "graphql_operation_duration_seconds",
-  help: "Time GraphQL operations over HTTP took, from parsing to the response, by operation type.",
-  labelNames: ["operation_type"] as const,
+  help: "Time GraphQL operations over HTTP took, from parsing to the response, by operation type (and name for the trusted documents' operations).",
+  labelNames: ["operation_type", "operation_name"] as const,
   buckets: SECONDS,
   registers: [registry],
 });

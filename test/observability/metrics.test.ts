@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { build, createDomain, createUser, type TestApp } from "../helpers/app.ts";
 
 /**
@@ -63,5 +66,24 @@ describe("§7.2 /metrics", () => {
     expect(after).toContain('graphql_operation_duration_seconds_count{operation_type="query"}');
     expect(after).not.toContain("Mine");
     expect(after).toContain('http_requests_total{method="POST",route="/graphql",status_code="200"}');
+  });
+
+  it("§7.2: operation_name labels only the operations of the trusted-documents manifest", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "manifest-"));
+    const manifest = path.join(dir, "manifest.json");
+    const trusted = "query TrustedProbe { __typename }";
+    await writeFile(manifest, JSON.stringify({ probe: trusted }));
+    try {
+      app = await build({ persistedOperations: "only", persistedOperationsManifest: manifest });
+      const user = await createUser(app, { superuser: true });
+      await app.http().post("/graphql").set("Authorization", user.authorization).send({ query: trusted });
+      const refused = await app.http().post("/graphql").set("Authorization", user.authorization).send({ query: "query ClientChosen { __typename }" });
+      expect(refused.status).toBe(403);
+      const text = (await app.http().get("/metrics")).text;
+      expect(text).toMatch(/^graphql_operations_total\{operation_type="query",operation_name="TrustedProbe"\} 1$/m);
+      expect(text).not.toContain("ClientChosen");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

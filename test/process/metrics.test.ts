@@ -123,11 +123,14 @@ beforeAll(async () => {
   expect(uploaded.status).toBe(200);
   used.push(uploaded.body.processing_id);
   const statusPath = `/a/${DOMAIN}/apps/api/${imported.body.app_id}/multimedia/status/${uploaded.body.processing_id}/`;
-  for (let i = 0; i < 120; i++) {
-    if ((await call(statusPath, { auth: basic(WORKER) })).body?.complete) break;
+  // the worker times the attempt (and logs its end) just after the status turns complete: wait for both
+  for (let i = 0; i < 240; i++) {
+    if ((await call(statusPath, { auth: basic(WORKER) })).body?.complete) {
+      exposition = (await call("/metrics")).text;
+      if (/^multimedia_job_duration_seconds_count\{outcome="complete"\} 1$/m.test(exposition)) break;
+    }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  exposition = (await call("/metrics")).text;
 }, 300_000);
 
 afterAll(async () => {
