@@ -152,4 +152,42 @@ describe("durable multimedia jobs", () => {
       expect(final).toMatchObject({ state: "COMPLETE", complete: true, result: { matchedCount: 30 } });
     },
   );
+
+  it.runIf(usingPostgres())(
+    "CONTRACT §7.4: a domain feed subscriber on one process sees an upload made on a second and run by a third, from QUEUED to its result",
+    async () => {
+      const subscriberHost = await start({ WORKERS: "0" });
+      const receiver = await start({ WORKERS: "0" });
+      const appId = await prepare(receiver.url, 30);
+
+      const client = createClient({
+        url: `${subscriberHost.url.replace("http", "ws")}/graphql`,
+        webSocketImpl: WebSocket,
+        connectionParams: { Authorization: ADMIN },
+        retryAttempts: 0,
+      });
+      const events: { processingId: string; state: string; fileName: string; result: { matchedCount: number } | null }[] = [];
+      const feed = client.iterate<any>({
+        query: 'subscription { multimediaJobs(domain: "demo") { processingId state fileName result { matchedCount } } }',
+      });
+      const finished = (async () => {
+        for await (const event of feed) {
+          const job = event.data.multimediaJobs;
+          events.push(job);
+          if (job.state === "COMPLETE") return;
+        }
+      })();
+      // the subscription is live once the server has acknowledged it: a first upload waits for that
+      await new Promise((r) => setTimeout(r, 1000));
+      const id = await uploadArchive(receiver.url, appId, await archive(30, 1024));
+      await start({ WORKERS: "1" }); // a third process runs the job
+      await finished;
+      await feed.return?.();
+      await client.dispose();
+      expect(events.every((e) => e.processingId === id)).toBe(true);
+      expect(events[0]).toMatchObject({ state: "QUEUED", fileName: "media.zip", result: null });
+      expect(events.map((e) => e.state)).toContain("RUNNING");
+      expect(events.at(-1)).toMatchObject({ state: "COMPLETE", result: { matchedCount: 30 } });
+    },
+  );
 });
