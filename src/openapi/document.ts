@@ -410,6 +410,10 @@ const appPaths = {
             description: "The file, with its sniffed content type.",
             content: { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } },
           },
+          "500": {
+            description: "The stored file could not be read before its first byte was sent (after that the response is cut short instead).",
+            content: json(ref("AppsError")),
+          },
         },
       }),
     },

@@ -129,7 +129,7 @@ const locationProperties: Record<string, Schema> = {
   longitude: nullable(string("a decimal number")),
   name: string("the name, unique among siblings"),
   parent_location_id: nullable(string("the direct parent; null for a root")),
-  site_code: string("lowercase, unique in the domain", { pattern: "^[-_\\w]+$" }),
+  site_code: string("lowercase letters (any script), digits, `_` and `-`; unique in the domain", { pattern: "^[-_\\p{L}\\p{M}\\p{N}\\p{Pc}]+$" }),
 };
 
 const tastypieMeta = (what: string) =>
