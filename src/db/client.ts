@@ -96,13 +96,13 @@ export function postgresDatabase(url: string, poolSize = 10, connectTimeoutMs = 
     lastReport = Date.now();
     log.error(what, { error: { name: error.name, code: (error as { code?: string }).code, message: error.message } });
   };
-  // The pool is ours, so that its use can be read (a metric); adapter-pg attaches the same error
-  // handlers to it. The migrations' connection shares it: it is ended here, after the client.
+  // The pool is ours, so that its use can be read (a metric). The migrations' connection shares it:
+  // it is ended here, after the client. Its idle clients' errors are handled here for its whole
+  // life: adapter-pg removes its own handler from a pool it did not make whenever a client of the
+  // factory is disposed, and an idle client's error with no handler would crash the process.
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true });
-  const adapterFactory = new PrismaPg(pool, {
-    onPoolError: report("database connection lost (idle)"),
-    onConnectionError: report("database connection lost"),
-  });
+  pool.on("error", report("database connection lost (idle)"));
+  const adapterFactory = new PrismaPg(pool, { onConnectionError: report("database connection lost") });
   const prisma = clientFor(adapterFactory);
   return {
     kind: "postgres",

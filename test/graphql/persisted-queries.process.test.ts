@@ -33,7 +33,9 @@ describe.skipIf(!usingPostgres())("CONTRACT §7.3 APQ across server processes (P
   it("CONTRACT §7.3 APQ: a hash registered through one process is found by another process of the same database", async () => {
     db = await freshDatabase();
     const env = { DATABASE_URL: db.url!, BOOTSTRAP_ADMIN: "admin:admin-pass", WORKERS: "0" };
-    const [first, second] = await Promise.all([startServer(env), startServer(env)]);
+    // one after the other: both migrate at start, and the second waits on the first's migration lock
+    const first = await startServer(env);
+    const second = await startServer(env);
     servers.push(first, second);
     const extensions = { persistedQuery: { version: 1, sha256Hash: sha256(ME) } };
 
