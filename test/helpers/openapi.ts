@@ -146,6 +146,10 @@ export function responseValidator(document: Json = openApiDocument as unknown as
     } catch {
       return undefined; // no URL a server would route
     }
+    // the server routes the path as sent: one with a `.` or `..` segment (which URL resolution would
+    // fold into another path) is no documented path
+    const sent = url.replace(/^[a-z]+:\/\/[^/]+/i, "").split(/[?#]/, 1)[0]!;
+    if (sent.split("/").some((segment) => /^(\.|\.\.|%2e|\.%2e|%2e\.|%2e%2e)$/i.test(segment))) return undefined;
     return routes.find((r) => r.pattern.test(pathname));
   };
 
