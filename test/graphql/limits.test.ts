@@ -282,6 +282,22 @@ describe("GraphQL limits", () => {
     expect(res.status).toBe(405);
   });
 
+  /** The error codes a one-off WebSocket client of `user` gets for `query`. */
+  async function wsCodesOf(query: string) {
+    const client = createClient({
+      url: await wsUrl(app),
+      webSocketImpl: WebSocket,
+      connectionParams: { Authorization: user.authorization },
+      retryAttempts: 0,
+      lazy: true,
+    });
+    try {
+      return await wsErrorCodes(client, { query });
+    } finally {
+      await client.dispose();
+    }
+  }
+
   it("CONTRACT §5 limits: a document of more than GRAPHQL_MAX_TOKENS tokens is refused as it is parsed, over HTTP and WebSocket", async () => {
     const huge = `{ ${"__typename ".repeat(20_001)}}`;
     const res = await post(huge);
@@ -299,18 +315,7 @@ describe("GraphQL limits", () => {
     const parsed = codesOf(await post(`{ ${"__typename ".repeat(19_990)}}`));
     expect(parsed.length).toBeGreaterThan(0);
     expect(parsed).not.toContain("GRAPHQL_PARSE_FAILED");
-    const client = createClient({
-      url: await wsUrl(app),
-      webSocketImpl: WebSocket,
-      connectionParams: { Authorization: user.authorization },
-      retryAttempts: 0,
-      lazy: true,
-    });
-    try {
-      expect(await wsErrorCodes(client, { query: huge })).toEqual(["GRAPHQL_PARSE_FAILED"]);
-    } finally {
-      await client.dispose();
-    }
+    expect(await wsCodesOf(huge)).toEqual(["GRAPHQL_PARSE_FAILED"]);
   });
 
   it("CONTRACT §5 limits: an operation with more than GRAPHQL_MAX_DIRECTIVES directives (graphql-armor), fragments included, is GRAPHQL_VALIDATION_FAILED", async () => {
@@ -321,18 +326,7 @@ describe("GraphQL limits", () => {
       400,
       [{ message: "Directives limit of 50 exceeded, found 51.", extensions: { code: "GRAPHQL_VALIDATION_FAILED" } }],
     ]);
-    const client = createClient({
-      url: await wsUrl(app),
-      webSocketImpl: WebSocket,
-      connectionParams: { Authorization: user.authorization },
-      retryAttempts: 0,
-      lazy: true,
-    });
-    try {
-      expect(await wsErrorCodes(client, { query: `{ ${fields(51)} }` })).toEqual(["GRAPHQL_VALIDATION_FAILED"]);
-    } finally {
-      await client.dispose();
-    }
+    expect(await wsCodesOf(`{ ${fields(51)} }`)).toEqual(["GRAPHQL_VALIDATION_FAILED"]);
   });
 
   it("CONTRACT §5 limits: GRAPHQL_MAX_TOKENS and GRAPHQL_MAX_DIRECTIVES are configurable", async () => {
