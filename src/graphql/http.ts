@@ -3,7 +3,7 @@ import type { KeyValueCache } from "@apollo/utils.keyvaluecache";
 import { unwrapResolverError } from "@apollo/server/errors";
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
-import express, { type ErrorRequestHandler, type RequestHandler, type Router } from "express";
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Router } from "express";
 import type { GraphQLSchema } from "graphql";
 import { graphqlUploadExpress } from "graphql-upload-ts";
 import { httpCredentials, type Admission } from "../admission/admission.ts";
@@ -16,7 +16,7 @@ import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, sendGraphQLError, sendRateLimited } from "./errors.ts";
 import { graphqlIde } from "./ide.ts";
-import { limitRules, parseOptions } from "./limits.ts";
+import { documentNestingError, limitRules, parseDocument, parseOptions } from "./limits.ts";
 import { useOperationMetrics } from "../observability/graphql.ts";
 import { useCostLimit } from "./plugins/use-cost-limit.ts";
 import { useExecutionBudget } from "./plugins/use-execution-budget.ts";
@@ -29,7 +29,8 @@ import { UNTRUSTED_DOCUMENT, manifestCache, type TrustedDocuments } from "./trus
  * GraphQL over HTTP on /graphql: Apollo behind express. A request passes, in order: authentication
  * (the admission pipeline; a refusal is answered before its body is read), the multipart upload
  * parser, the JSON body parser, the rate limit in the domains the operation names (admission again,
- * now that the body says which), the trusted-documents check (PERSISTED_OPERATIONS=only), then
+ * now that the body says which), the trusted-documents check (PERSISTED_OPERATIONS=only), the
+ * document's nesting (deeper than graphql-js's recursive parser is trusted with), then
  * Apollo with one plugin per concern. A browser's visit (the IDE) is answered before all of it.
  */
 
@@ -84,16 +85,36 @@ function parseUploads(upload: RequestHandler): RequestHandler {
  * Admission's second step, once the body is read: a request over the budget of a domain it names is
  * refused whole, 429 with Retry-After and a GraphQL error body, before any work.
  */
-function rateLimit(admission: Admission): RequestHandler {
+function rateLimit(admission: Admission, limits: { graphqlMaxTokens: number }): RequestHandler {
+  const parse = (query: string) => parseDocument(query, limits);
   return async (req, res, next) => {
     if (!admission.limitsRate) return next();
     try {
-      await admission.rateLimit(res.locals.principal as Principal, requestDomains(req.body, req.query));
+      await admission.rateLimit(res.locals.principal as Principal, requestDomains(req.body, req.query, parse));
       next();
     } catch (error) {
       if (!(error instanceof RateLimitedError)) return next(error);
       sendRateLimited(res, error);
     }
+  };
+}
+
+/** The `query` a GET's parameters or a POST's body bring, if any. */
+function queryOf(req: Request): unknown {
+  const payload: unknown = req.method === "GET" || req.method === "HEAD" ? req.query : req.body;
+  return typeof payload === "object" && payload !== null ? (payload as { query?: unknown }).query : undefined;
+}
+
+/**
+ * A document nested deeper than graphql-js's recursive parser is trusted with is refused before
+ * Apollo parses it (documentNestingError): 400 GRAPHQL_PARSE_FAILED, as any syntax error.
+ */
+function documentNesting(limits: { graphqlMaxTokens: number }): RequestHandler {
+  return (req, res, next) => {
+    const query = queryOf(req);
+    const tooDeep = typeof query === "string" ? documentNestingError(query, limits) : undefined;
+    if (!tooDeep) return next();
+    sendGraphQLError(res, 400, "GRAPHQL_PARSE_FAILED", tooDeep.message);
   };
 }
 
@@ -105,8 +126,7 @@ function rateLimit(admission: Admission): RequestHandler {
 function trustedDocumentsOnly(documents: TrustedDocuments | undefined): RequestHandler {
   return (req, res, next) => {
     if (!documents) return next();
-    const payload: unknown = req.method === "GET" || req.method === "HEAD" ? req.query : req.body;
-    const query = typeof payload === "object" && payload !== null ? (payload as { query?: unknown }).query : undefined;
+    const query = queryOf(req);
     if (typeof query !== "string" || documents.has(query)) return next();
     sendGraphQLError(res, 403, "FORBIDDEN", UNTRUSTED_DOCUMENT);
   };
@@ -168,8 +188,9 @@ export async function createHttpEndpoint({
       graphqlUploadExpress({ maxFileSize: config.uploadLimitBytes, maxFiles: config.graphqlUploadMaxFiles, maxFieldSize: config.bodyLimitBytes }),
     ),
     express.json({ limit: config.bodyLimitBytes }),
-    rateLimit(admission),
+    rateLimit(admission, config),
     trustedDocumentsOnly(trustedDocuments),
+    documentNesting(config),
     expressMiddleware(apollo, {
       context: async ({ res }): Promise<GraphQLContext> => context(res.locals.principal as Principal),
     }),

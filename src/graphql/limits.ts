@@ -1,6 +1,11 @@
 import {
   GraphQLError,
   Kind,
+  Lexer,
+  Source,
+  TokenKind,
+  parse,
+  syntaxError,
   getOperationAST,
   getVariableValues,
   type DocumentNode,
@@ -115,6 +120,50 @@ export function limitRules(limits: { graphqlMaxDepth: number; graphqlMaxAliases:
 
 /** graphql-js's parse options: the token limit (GRAPHQL_MAX_TOKENS) as the document is read. */
 export const parseOptions = (limits: { graphqlMaxTokens: number }) => ({ maxTokens: limits.graphqlMaxTokens });
+
+/**
+ * Selections, arguments, lists and objects nest at most this deep in a document. graphql-js's
+ * parser recurses once per level and its only bound is the call stack: about 2,000 levels at the top
+ * of an idle process, fewer inside a server, varying with the JIT, so a deep literal failed at random
+ * with "Maximum call stack size exceeded". This bound sits far below that, and is the same every time.
+ */
+export const MAX_DOCUMENT_NESTING = 500;
+
+const OPENING = new Set<string>([TokenKind.BRACE_L, TokenKind.BRACKET_L, TokenKind.PAREN_L]);
+const CLOSING = new Set<string>([TokenKind.BRACE_R, TokenKind.BRACKET_R, TokenKind.PAREN_R]);
+
+/**
+ * A syntax error when `query` nests deeper than MAX_DOCUMENT_NESTING, found by the lexer alone (no
+ * recursion) before the parser runs. What the lexer cannot read, or past the token limit, is left
+ * to the parser to report as it always does.
+ */
+export function documentNestingError(query: string, limits: { graphqlMaxTokens: number }): GraphQLError | undefined {
+  const source = new Source(query);
+  const lexer = new Lexer(source);
+  let depth = 0;
+  try {
+    for (
+      let tokens = 0, token = lexer.advance();
+      token.kind !== TokenKind.EOF && tokens < limits.graphqlMaxTokens;
+      token = lexer.advance(), tokens++
+    ) {
+      if (CLOSING.has(token.kind)) depth--;
+      else if (OPENING.has(token.kind) && ++depth > MAX_DOCUMENT_NESTING) {
+        return syntaxError(source, token.start, `Document nested deeper than ${MAX_DOCUMENT_NESTING} levels.`);
+      }
+    }
+  } catch {
+    // the parser reports it
+  }
+  return undefined;
+}
+
+/** graphql-js's parse, under the nesting and token limits. */
+export function parseDocument(query: string, limits: { graphqlMaxTokens: number }): DocumentNode {
+  const tooDeep = documentNestingError(query, limits);
+  if (tooDeep) throw tooDeep;
+  return parse(query, parseOptions(limits));
+}
 
 /** graphql-query-complexity stops counting past this many selections (fragments spread each time). */
 const MAX_QUERY_NODES = 10_000;

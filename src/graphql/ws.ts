@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server } from "node:http";
-import { GraphQLError, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from "graphql";
+import { GraphQLError, getOperationAST, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import type { Admission } from "../admission/admission.ts";
@@ -16,7 +16,7 @@ import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { abortedResult } from "./budget.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, rateLimitedError, withCode } from "./errors.ts";
-import { costError, limitRules, operationToRun, parseOptions, queryCost } from "./limits.ts";
+import { costError, limitRules, operationToRun, parseDocument, queryCost } from "./limits.ts";
 import { untrustedDocumentError, type TrustedDocuments } from "./trusted-documents.ts";
 import { TOO_MANY_SUBSCRIPTIONS, WsSessions, type Session } from "./ws-sessions.ts";
 
@@ -176,7 +176,7 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
         if (trustedDocuments && !trustedDocuments.has(payload.query)) return [untrustedDocumentError()];
         let document: DocumentNode;
         try {
-          document = parse(payload.query, parseOptions(config));
+          document = parseDocument(payload.query, config);
         } catch (error) {
           return withCode([error as GraphQLError], "GRAPHQL_PARSE_FAILED");
         }

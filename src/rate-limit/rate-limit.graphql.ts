@@ -1,12 +1,4 @@
-import {
-  Kind,
-  parse,
-  type DocumentNode,
-  type FragmentDefinitionNode,
-  type OperationDefinitionNode,
-  type SelectionSetNode,
-  type ValueNode,
-} from "graphql";
+import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode } from "graphql";
 import { isObject } from "../util/json.ts";
 
 /**
@@ -71,13 +63,16 @@ function jsonObject(raw: unknown): Record<string, unknown> | undefined {
   }
 }
 
-/** The domains of an HTTP GraphQL request (POST body, multipart operations, or GET parameters). */
-export function requestDomains(body: unknown, query: unknown): (string | undefined)[] {
+/**
+ * The domains of an HTTP GraphQL request (POST body, multipart operations, or GET parameters), its
+ * document read by `parse` (the endpoint's, under its limits).
+ */
+export function requestDomains(body: unknown, query: unknown, parse: (query: string) => DocumentNode): (string | undefined)[] {
   const params = jsonObject(body) ?? jsonObject(query);
   if (!params || typeof params.query !== "string") return [undefined];
   let document: DocumentNode;
   try {
-    document = parse(params.query, { noLocation: true });
+    document = parse(params.query);
   } catch {
     return [undefined]; // Apollo answers the syntax error; the request still counts
   }

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildCaseApp, type CaseTestApp } from "../helpers/cases.ts";
+import { MAX_DOCUMENT_NESTING } from "../../src/graphql/limits.ts";
 import { withOffset } from "../helpers/hostile.ts";
 
 /**
@@ -174,7 +175,7 @@ describe("F8: JSON nested thousands of levels deep", () => {
     ]);
   });
 
-  it("F8: GraphQL JSONObject variables and literals nested thousands of levels deep answer BAD_USER_INPUT, never INTERNAL_SERVER_ERROR", async () => {
+  it("F8: GraphQL JSONObject variables and literals nested thousands of levels deep answer BAD_USER_INPUT, never INTERNAL_SERVER_ERROR; a document nested past 500 levels is a parse failure", async () => {
     const graphql = (query: string, variablesJson: string) =>
       app
         .http()
@@ -205,20 +206,25 @@ describe("F8: JSON nested thousands of levels deep", () => {
     // a literal in the document, read by the scalar with an explicit stack
     const literal = (depth: number) =>
       `mutation { createCase(domain: "demo", input: {caseType: "t", caseName: "n", ownerId: "o", properties: {a: ${deepList(depth)}}}) { case { caseId } } }`;
-    for (const depth of [1_000, 2_000]) {
+    // four levels (the selection, the arguments, `input`, `properties`) hold the list: 496 lists is 500;
+    // printed whole (under 1,000 characters)
+    for (const depth of [400, MAX_DOCUMENT_NESTING - 4]) {
       const res = await graphql(literal(depth), "{}");
       const answers = res.body.errors.map((e: { message: string; extensions: { code: string } }) => [e.message, e.extensions.code]);
       expect([res.status, answers], String(depth)).toEqual([
         200,
-        [[`Error with case property 'a'. Values must be strings, received '${echoedList}'`, "BAD_USER_INPUT"]],
+        [[`Error with case property 'a'. Values must be strings, received '${deepList(depth)}'`, "BAD_USER_INPUT"]],
       ]);
     }
-    // deeper, graphql's own (recursive) parser gives up first: a parse failure, still a 400
-    const tooDeep = await graphql(literal(20_000), "{}");
-    expect([tooDeep.status, tooDeep.body.errors.map((e: { extensions: { code: string } }) => e.extensions.code)]).toEqual([
-      400,
-      ["GRAPHQL_PARSE_FAILED"],
-    ]);
+    // deeper, a parse failure found before graphql's own (recursive) parser runs, the same at every depth
+    for (const depth of [MAX_DOCUMENT_NESTING - 3, 20_000]) {
+      const tooDeep = await graphql(literal(depth), "{}");
+      const answers = tooDeep.body.errors.map((e: { message: string; extensions: { code: string } }) => [e.message, e.extensions.code]);
+      expect([tooDeep.status, answers], String(depth)).toEqual([
+        400,
+        [["Syntax Error: Document nested deeper than 500 levels.", "GRAPHQL_PARSE_FAILED"]],
+      ]);
+    }
     expect((await app.get("")).body.matching_records).toBe(0);
   });
 });

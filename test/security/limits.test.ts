@@ -291,7 +291,7 @@ describe("WebSocket message size (WS_MAX_PAYLOAD_BYTES)", () => {
     fresh.socket.close();
   });
 
-  it("over WebSocket, the alias limit and the depth limit are validation errors with their code", async () => {
+  it("over WebSocket, the alias limit and the depth limit are validation errors with their code; a document nested past 500 levels a parse failure", async () => {
     const conn = await connect();
     conn.socket.send(
       JSON.stringify({
@@ -307,6 +307,15 @@ describe("WebSocket message size (WS_MAX_PAYLOAD_BYTES)", () => {
     });
     conn.socket.send(JSON.stringify({ id: "5", type: "subscribe", payload: { query: "{ me { username" } }));
     expect(await conn.next("error")).toMatchObject({ id: "5", payload: [{ extensions: { code: "GRAPHQL_PARSE_FAILED" } }] });
+    // nested deeper than the parser is trusted with: the same parse failure as over HTTP, the socket open
+    const deep = `{ me(a: ${"[".repeat(1_000)}${"]".repeat(1_000)}) { username } }`;
+    conn.socket.send(JSON.stringify({ id: "6", type: "subscribe", payload: { query: deep } }));
+    expect(await conn.next("error")).toMatchObject({
+      id: "6",
+      payload: [{ message: "Syntax Error: Document nested deeper than 500 levels.", extensions: { code: "GRAPHQL_PARSE_FAILED" } }],
+    });
+    conn.socket.send(JSON.stringify({ id: "7", type: "subscribe", payload: { query: "{ me { username } }" } }));
+    expect(await conn.next("next")).toMatchObject({ id: "7", payload: { data: { me: { username: user.username } } } });
     conn.socket.close();
   });
 });
