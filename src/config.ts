@@ -8,6 +8,8 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL server; when absent the embedded PGlite under dataDir is used. */
   databaseUrl: string | undefined;
+  /** the embedded database's buffer cache (PostgreSQL `shared_buffers`), in MB */
+  embeddedCacheMb: number;
   bootstrapAdmin: { username: string; password: string } | undefined;
   /** realm of Basic, Digest and Bearer challenges; part of every stored Digest HA1 */
   authRealm: string;
@@ -188,6 +190,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || "127.0.0.1",
     dataDir: path.resolve(env.DATA_DIR || "./data"),
     databaseUrl: databaseUrl(env.DATABASE_URL),
+    embeddedCacheMb: integer(env, "EMBEDDED_DB_CACHE_MB", 16, 1),
     bootstrapAdmin: bootstrapAdmin(env.BOOTSTRAP_ADMIN),
     authRealm: env.AUTH_REALM || "field-data",
     bodyLimitBytes: integer(env, "BODY_LIMIT_BYTES", 10 * 1024 * 1024, 1024),

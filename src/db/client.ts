@@ -1,4 +1,9 @@
+import { fork } from "node:child_process";
+import { once } from "node:events";
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlMigrationAwareDriverAdapterFactory, SqlQuery } from "@prisma/driver-adapter-utils";
@@ -117,10 +122,31 @@ export function postgresDatabase(url: string, poolSize = 10, connectTimeoutMs = 
   };
 }
 
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string }): Promise<Database> {
+/**
+ * PGlite's own start parameters, and the buffer cache. initdb writes PostgreSQL's default of 128 MB,
+ * which the embedded server, in the process's own memory, came to fill: a third of its resident
+ * size at idle. The operating system's page cache still holds the data files.
+ */
+function pgliteStartParams(cacheMb: number): string[] {
+  return [...PGlite.defaultStartParams, "-c", `shared_buffers=${cacheMb}MB`];
+}
+
+/** A new embedded database is made by pglite-initdb.ts in a child process (see there why). */
+async function initdbApart(pgdata: string, startParams: string[]): Promise<void> {
+  if (existsSync(path.join(pgdata, "PG_VERSION"))) return;
+  const script = fileURLToPath(new URL("./pglite-initdb.ts", import.meta.url));
+  const child = fork(script, [pgdata, ...startParams], { execArgv: [], stdio: "inherit" });
+  const [code] = (await once(child, "exit")) as [number | null];
+  if (code !== 0) throw new Error(`creating the embedded database in ${pgdata} failed (exit code ${code})`);
+}
+
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string; embeddedCacheMb?: number }): Promise<Database> {
   if (options.databaseUrl) return postgresDatabase(options.databaseUrl);
   // PGlite does not create parent folders of its data directory.
   await mkdir(options.dataDir, { recursive: true });
-  const pglite = await PGlite.create(`${options.dataDir}/pgdata`);
+  const pgdata = path.join(options.dataDir, "pgdata");
+  const startParams = pgliteStartParams(options.embeddedCacheMb ?? 16);
+  await initdbApart(pgdata, startParams);
+  const pglite = await PGlite.create(pgdata, { startParams });
   return pgliteDatabase(pglite);
 }
