@@ -17,6 +17,8 @@ export interface CheckedResponse {
   headers: Record<string, string | string[] | undefined>;
   text?: string;
   body?: unknown;
+  /** a body was sent but not read (a download checked on its status and headers only) */
+  unreadBody?: boolean;
 }
 
 export class OpenApiMismatch extends Error {
@@ -95,6 +97,7 @@ function routesOf(document: Json): Route[] {
 }
 
 const mediaType = (contentType: string) => contentType.split(";")[0].trim().toLowerCase();
+const isJson = (media: string) => /[/+]json$/.test(media);
 
 function mediaMatches(range: string, actual: string): boolean {
   if (range === "*/*") return true;
@@ -181,7 +184,7 @@ export function responseValidator(document: Json = openApiDocument as unknown as
       const content = response.content as Json | undefined;
       const hasBody = method.toUpperCase() !== "HEAD" && res.status !== 204;
       if (!content) {
-        if (hasBody && res.text) fail("a body was sent where none is documented");
+        if (hasBody && (res.text || res.unreadBody)) fail("a body was sent where none is documented");
         return;
       }
       if (!hasBody) return;
@@ -189,7 +192,7 @@ export function responseValidator(document: Json = openApiDocument as unknown as
       const actual = mediaType(contentType);
       const range = Object.keys(content).find((r) => mediaMatches(r, actual));
       if (!range) fail(`content type '${contentType}' is not documented (documented: ${Object.keys(content).join(", ")})`);
-      if (!/[/+]json$/.test(actual)) return;
+      if (!isJson(actual)) return;
       const schema = (content[range!] as Json).schema as Json;
       let body: unknown;
       try {
@@ -212,4 +215,83 @@ let shared: ResponseValidator | undefined;
 export function documentValidator(): ResponseValidator {
   shared ??= responseValidator();
   return shared;
+}
+
+/**
+ * Every server a test talks to with `fetch` listens on loopback: the server under test (in this
+ * process or a child), or a stand-in, which is held to the document too if it answers on one of
+ * its paths.
+ */
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+function loopbackUrl(url: string): boolean {
+  try {
+    return LOOPBACK.has(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checks a fetch Response as `check` does a supertest one, reading a clone so that the caller's
+ * body is left whole. A JSON body is read in full (the server sends it at once); any other (a
+ * download the caller may stream or stop reading) is checked on status and headers only. A body
+ * that cannot be read (the connection was cut) is the caller's to meet: nothing is checked.
+ */
+export async function checkFetchResponse(method: string, url: string, response: Response, validator = documentValidator()): Promise<void> {
+  if (!validator.templateOf(url)) return;
+  const headers = Object.fromEntries(response.headers);
+  const checked: CheckedResponse = { status: response.status, headers };
+  if (isJson(mediaType(headers["content-type"] ?? ""))) {
+    try {
+      checked.text = await response.clone().text();
+    } catch {
+      return;
+    }
+  } else {
+    const length = headers["content-length"];
+    checked.unreadBody = length === undefined ? headers["transfer-encoding"] !== undefined : Number(length) > 0;
+  }
+  validator.check(method, url, checked);
+}
+
+function requestOf(input: Parameters<typeof fetch>[0], init?: RequestInit): { method: string; url: string } {
+  const request = input instanceof Request ? input : undefined;
+  return { method: init?.method ?? request?.method ?? "GET", url: request?.url ?? String(input) };
+}
+
+const fetchMismatches: OpenApiMismatch[] = [];
+
+/**
+ * The test process's global fetch, wrapped so that every response from a loopback server on a
+ * documented path is checked (test/setup/each-file.ts installs it): a mismatch rejects the fetch
+ * and is also kept, so that a test which swallows the rejection (a fetch expected to fail
+ * otherwise) still fails in `failOnFetchMismatches`.
+ */
+export function checkingFetch(fetch: typeof globalThis.fetch): typeof globalThis.fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    const { method, url } = requestOf(input, init);
+    if (!loopbackUrl(url)) return response;
+    try {
+      // after a redirect the response is the last URL's (the server redirects only GET /docs)
+      await checkFetchResponse(method, response.redirected ? response.url : url, response);
+    } catch (error) {
+      if (error instanceof OpenApiMismatch) fetchMismatches.push(error);
+      throw error;
+    }
+    return response;
+  };
+}
+
+/** The mismatches the global fetch met since the last call, forgotten as they are returned. */
+export function takeFetchMismatches(): OpenApiMismatch[] {
+  return fetchMismatches.splice(0);
+}
+
+/** Fails (after each test) with the mismatches the global fetch met, even those the test caught. */
+export function failOnFetchMismatches(): void {
+  const found = takeFetchMismatches();
+  if (found.length > 0)
+    throw new Error(`${found.length} fetch response(s) not as the OpenAPI document says:\n${found.map((e) => e.message).join("\n")}`);
 }

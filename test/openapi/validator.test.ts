@@ -1,7 +1,17 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import express from "express";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validatingRequest } from "../helpers/app.ts";
-import { documentValidator, OpenApiMismatch, type CheckedResponse } from "../helpers/openapi.ts";
+import {
+  checkFetchResponse,
+  checkingFetch,
+  documentValidator,
+  failOnFetchMismatches,
+  OpenApiMismatch,
+  takeFetchMismatches,
+  type CheckedResponse,
+} from "../helpers/openapi.ts";
 
 /**
  * The response validator every REST test runs through (test/helpers/openapi.ts): it must fail on
@@ -96,5 +106,55 @@ describe("the OpenAPI response validator", () => {
     await expect(validatingRequest(wrong).get(TYPES)).rejects.toThrow(OpenApiMismatch);
     const right = express().get(TYPES, (_req, res) => res.status(200).json(typeList([aType])));
     await validatingRequest(right).get(TYPES).expect(200);
+  });
+});
+
+describe("fetch responses from a server of the suite (test/setup/each-file.ts)", () => {
+  // a stand-in on loopback: domain `right` answers the types list as documented, `wrong` without
+  // its meta, and `?download` as an undocumented content type
+  let server: Server;
+  let base: string;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const download = req.url!.endsWith("?download");
+      res.setHeader("content-type", download ? "application/octet-stream" : "application/json; charset=utf-8");
+      res.end(JSON.stringify(req.url!.startsWith("/a/wrong/") ? { objects: [] } : typeList([aType])));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+  const types = (domain: string) => `${base}/a/${domain}/api/location_type/v1/`;
+
+  it("a documented response passes, its body left whole for the caller", async () => {
+    const res = await fetch(types("right"));
+    expect(await res.json()).toEqual(typeList([aType]));
+  });
+
+  it("the global fetch fails a response not as documented, naming method, path, status and mismatch", async () => {
+    await expect(fetch(types("wrong"))).rejects.toThrow(
+      `OpenAPI: GET ${types("wrong")} → 200: the body does not match the schema: / must have required property 'meta'`,
+    );
+    expect(takeFetchMismatches()).toHaveLength(1);
+    await expect(fetch(new Request(`${types("right")}?download`, { method: "GET" }))).rejects.toThrow(
+      /→ 200: content type 'application\/octet-stream' is not documented/,
+    );
+    expect(takeFetchMismatches()).toHaveLength(1);
+  });
+
+  it("a mismatch the test swallows still fails it after the test", async () => {
+    await fetch(types("wrong")).catch(() => undefined);
+    expect(failOnFetchMismatches).toThrow(/^1 fetch response\(s\) not as the OpenAPI document says:\nOpenAPI: GET /);
+    expect(failOnFetchMismatches).not.toThrow();
+  });
+
+  it("paths the document does not name, and servers off loopback, are left alone", async () => {
+    await expect(fetch(`${base}/graphql`)).resolves.toMatchObject({ status: 200 });
+    const teapot = async () => new Response(JSON.stringify({ error: "teapot" }), { status: 418, headers: { "content-type": "application/json" } });
+    const fetchTeapot = checkingFetch(teapot);
+    await expect(fetchTeapot("http://localhost/a/demo/api/location_type/v1/")).rejects.toThrow(/status 418 is not documented/);
+    expect(takeFetchMismatches()).toHaveLength(1);
+    await expect(fetchTeapot("http://gateway.example/a/demo/api/location_type/v1/")).resolves.toMatchObject({ status: 418 });
+    await expect(checkFetchResponse("GET", "http://gateway.example/a/demo/api/location_type/v1/", await teapot())).rejects.toThrow(OpenApiMismatch);
   });
 });
