@@ -35,9 +35,34 @@ import {
  * per-request loaders.
  */
 
-type CaseNode = CaseType & { indices: CaseRecord["indices"] };
+/**
+ * A case as the Case type's resolvers read it. It is a CaseType, because type-graphql hands any
+ * other root to a field resolver (`indices`, `id`, …) as a fresh CaseType copy of it, made again for
+ * every field resolver of every case of a page.
+ */
+class CaseNode extends CaseType {
+  readonly indices: CaseRecord["indices"];
 
-const toNode = (c: CaseRecord): CaseNode => ({ ...c, caseId: c.id, domain: c.domainName, indices: c.indices });
+  constructor(c: CaseRecord) {
+    super();
+    this.caseId = c.id;
+    this.domain = c.domainName;
+    this.caseType = c.caseType;
+    this.caseName = c.caseName;
+    this.externalId = c.externalId;
+    this.ownerId = c.ownerId;
+    this.dateOpened = c.dateOpened;
+    this.lastModified = c.lastModified;
+    this.serverLastModified = c.serverLastModified;
+    this.indexedOn = c.indexedOn;
+    this.closed = c.closed;
+    this.dateClosed = c.dateClosed;
+    this.properties = c.properties;
+    this.indices = c.indices;
+  }
+}
+
+const toNode = (c: CaseRecord): CaseNode => new CaseNode(c);
 
 const DATE_FILTERS = {
   lastModified: "last_modified",
