@@ -35,9 +35,34 @@ import {
  * per-request loaders.
  */
 
-type CaseNode = CaseType & { indices: CaseRecord["indices"] };
+/**
+ * A case as the Case type's resolvers read it. It is a CaseType, because type-graphql hands any
+ * other root to a field resolver (`indices`, `id`, …) as a fresh CaseType copy of it, made again for
+ * every field resolver of every case of a page. (type-graphql also builds one, without arguments,
+ * from a plain root such as `Query.node`'s.)
+ */
+class CaseNode extends CaseType {
+  indices!: CaseRecord["indices"];
+}
 
-const toNode = (c: CaseRecord): CaseNode => ({ ...c, caseId: c.id, domain: c.domainName, indices: c.indices });
+function toNode(c: CaseRecord): CaseNode {
+  const node = new CaseNode();
+  node.caseId = c.id;
+  node.domain = c.domainName;
+  node.caseType = c.caseType;
+  node.caseName = c.caseName;
+  node.externalId = c.externalId;
+  node.ownerId = c.ownerId;
+  node.dateOpened = c.dateOpened;
+  node.lastModified = c.lastModified;
+  node.serverLastModified = c.serverLastModified;
+  node.indexedOn = c.indexedOn;
+  node.closed = c.closed;
+  node.dateClosed = c.dateClosed;
+  node.properties = c.properties;
+  node.indices = c.indices;
+  return node;
+}
 
 const DATE_FILTERS = {
   lastModified: "last_modified",

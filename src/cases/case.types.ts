@@ -40,7 +40,10 @@ registerEnumType(CaseOrderBy, {
   },
 });
 
-@ObjectType("CaseIndex", { description: "A named link from a case to another case (REST `indices.{name}`), e.g. `parent` or `host`." })
+@ObjectType("CaseIndex", {
+  description: "A named link from a case to another case (REST `indices.{name}`), e.g. `parent` or `host`.",
+  simpleResolvers: true,
+})
 export class CaseIndexType {
   @Field(() => String, { description: "The index name (the REST key under `indices`), e.g. `parent` or `host`." })
   name!: string;
@@ -63,6 +66,8 @@ const DATE = "DateTimeISO in UTC with millisecond precision (REST shows microsec
 @ObjectType("Case", {
   implements: NodeInterface,
   description: "A case: a record that field workers open, update, close and link to other cases (REST Case API v2 case).",
+  // plain properties are read by graphql-js's default resolver, not through a type-graphql resolver per field and case
+  simpleResolvers: true,
 })
 export class CaseType {
   @Field(() => ID, { description: "The case id, a lower-case UUID (REST `case_id`); `id` is the global id." })

@@ -220,7 +220,12 @@ export function connectionOf<Row, Node>(
   };
 }
 
-@ObjectType("PageInfo", { description: "Where a page of a connection stands in the whole list (Relay cursor connection spec)." })
+// connections carry plain values (a page may hold 5,000 edges): graphql-js's default resolver reads
+// their fields, not a type-graphql resolver per field
+@ObjectType("PageInfo", {
+  description: "Where a page of a connection stands in the whole list (Relay cursor connection spec).",
+  simpleResolvers: true,
+})
 export class PageInfoType {
   @Field(() => Boolean, {
     description:
@@ -253,7 +258,10 @@ export interface ConnectionNames {
 
 /** The `{type}Connection` and `{type}Edge` object types of a node type. */
 export function connectionTypes<Node extends object>(nodeType: ClassType<Node>, names: ConnectionNames) {
-  @ObjectType(`${names.type}Edge`, { description: `One of the ${names.items} of a page, with the cursor of its position in the list.` })
+  @ObjectType(`${names.type}Edge`, {
+    description: `One of the ${names.items} of a page, with the cursor of its position in the list.`,
+    simpleResolvers: true,
+  })
   class EdgeType {
     @Field(() => String, {
       description:
@@ -267,6 +275,7 @@ export function connectionTypes<Node extends object>(nodeType: ClassType<Node>, 
 
   @ObjectType(`${names.type}Connection`, {
     description: `A page of ${names.items} (Relay cursor connection): edges with their cursors, the nodes alone, and where the page stands.`,
+    simpleResolvers: true,
   })
   class ConnectionType {
     @Field(() => Int, { description: names.totalCount })

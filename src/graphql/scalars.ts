@@ -1,6 +1,7 @@
 import { GraphQLError, GraphQLScalarType, Kind, type ObjectValueNode, type ValueNode } from "graphql";
-import { GraphQLJSONObject } from "graphql-scalars";
+import { GraphQLDateTimeISO, GraphQLJSONObject } from "graphql-scalars";
 import { inspect } from "graphql/jsutils/inspect.js";
+import { isoString } from "../util/dates.ts";
 
 /**
  * The `JSONObject` scalar of graphql-scalars (same name, description and wire form), made safe for
@@ -66,4 +67,16 @@ export const JSONObjectScalar = new GraphQLScalarType<Record<string, unknown>, R
     if (node.kind !== Kind.OBJECT) throw new GraphQLError(`JSONObject cannot represent non-object value: ${inspect(node.kind)}`, { nodes: node });
     return literalValue(node as ObjectValueNode, variables) as Record<string, unknown>;
   },
+});
+
+/**
+ * graphql-scalars' `DateTimeISO` (type-graphql's scalar for `Date`: same name, description, input
+ * parsing and wire form), serialising a valid Date with `isoString` instead of `toISOString`: the
+ * same string, for a tenth of a case page's CPU time. Anything else goes to graphql-scalars' own
+ * serialize, errors included.
+ */
+const dateTimeISO = GraphQLDateTimeISO.toConfig();
+export const DateTimeISOScalar = new GraphQLScalarType<Date, string>({
+  ...dateTimeISO,
+  serialize: (value) => (value instanceof Date && !Number.isNaN(value.getTime()) ? isoString(value) : (dateTimeISO.serialize(value) as string)),
 });

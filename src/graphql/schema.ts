@@ -2,6 +2,7 @@ import "reflect-metadata";
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { enforceBudget } from "./budget.ts";
+import { DateTimeISOScalar } from "./scalars.ts";
 import { AdminResolver, DomainResolver } from "../admin/admin.resolver.ts";
 import { AppResolver, AppVersionResolver } from "../apps/app.resolver.ts";
 import { CaseIndexResolver, CaseResolver, FormResolver } from "../cases/case.resolver.ts";
@@ -36,6 +37,7 @@ export async function buildGatewaySchema(): Promise<GraphQLSchema> {
     resolvers: [...RESOLVERS],
     pubSub: createLocalPubSub(),
     validate: false,
+    scalarsMap: [{ type: Date, scalar: DateTimeISOScalar }],
   });
   // every operation runs under its context's budget (objects produced, time)
   enforceBudget(schema);

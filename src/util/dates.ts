@@ -5,14 +5,38 @@ import { badInput } from "../errors.ts";
  * Times are kept to the millisecond in the database, so the last three microsecond digits are 0.
  */
 
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, "0"));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, "0"));
+const DAY_MS = 86_400_000;
+/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: outside them toISOString writes six-digit years. */
+const FOUR_DIGIT_YEARS = { from: -62_167_219_200_000, to: 253_402_300_799_999 };
+/** The `YYYY-MM-DDT` of the last day formatted: the dates of one page mostly share their day. */
+let lastDay = { day: Number.NaN, prefix: "" };
+
+/**
+ * `date.toISOString()` of a valid date, character for character, at about half its cost: a page of
+ * 5,000 cases writes 20,000 dates, and V8's toISOString was a tenth of a GraphQL page's CPU time.
+ * The day part is formatted once per day (by toISOString itself), the time of day from tables.
+ */
+export function isoString(date: Date): string {
+  const ms = date.getTime();
+  if (!(ms >= FOUR_DIGIT_YEARS.from && ms <= FOUR_DIGIT_YEARS.to)) return date.toISOString();
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== lastDay.day) lastDay = { day, prefix: new Date(day * DAY_MS).toISOString().slice(0, 11) };
+  const time = ms - day * DAY_MS;
+  const seconds = Math.floor(time / 1000);
+  const minutes = Math.floor(seconds / 60);
+  return `${lastDay.prefix}${TWO_DIGITS[Math.floor(minutes / 60)]}:${TWO_DIGITS[minutes % 60]}:${TWO_DIGITS[seconds % 60]}.${THREE_DIGITS[time % 1000]}Z`;
+}
+
 /** Case API: `YYYY-MM-DDTHH:MM:SS.ffffffZ`. */
 export function caseDate(date: Date): string {
-  return `${date.toISOString().slice(0, 23)}000Z`;
+  return `${isoString(date).slice(0, 23)}000Z`;
 }
 
 /** Location API: ISO 8601 with microseconds and no timezone suffix (UTC). */
 export function naiveDate(date: Date): string {
-  return `${date.toISOString().slice(0, 23)}000`;
+  return `${isoString(date).slice(0, 23)}000`;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/errors.ts";
-import { caseDate, naiveDate, parseDateValue, rangeBound } from "../../src/util/dates.ts";
+import { caseDate, isoString, naiveDate, parseDateValue, rangeBound } from "../../src/util/dates.ts";
 
 /** CONTRACT §1 "Dates": the wire formats and the parsing of `*.gt/.gte/.lt/.lte` filter values. */
 
@@ -21,6 +21,33 @@ describe("Case API dates are YYYY-MM-DDTHH:MM:SS.ffffffZ", () => {
     expect(caseDate(new Date("2024-03-11T19:29:16Z"))).toBe("2024-03-11T19:29:16.000000Z");
     expect(caseDate(new Date("2024-03-11T23:30:00-05:00"))).toBe("2024-03-12T04:30:00.000000Z");
     expect(caseDate(new Date())).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+  });
+});
+
+describe("isoString writes exactly what toISOString writes", () => {
+  const mismatches = (times: number[]) =>
+    times
+      .map((t) => new Date(t))
+      .filter((d) => isoString(d) !== d.toISOString())
+      .map((d) => d.getTime());
+
+  it("at the ends of four-digit years, of days, around the epoch and leap days, and outside four-digit years", () => {
+    const edges = [
+      -62_167_219_200_000, 253_402_300_799_999, -62_135_596_800_001, 951_782_400_000, 951_868_800_000, 1_709_164_800_000, 4_107_542_400_000,
+    ];
+    const around = edges.flatMap((t) => [t - 86_400_000, t - 1, t, t + 1, t + 86_400_000]);
+    expect(mismatches([...around, 0, -1, 1, 86_399_999, -86_400_001, 8.64e15, -8.64e15, -8.64e15 + 1])).toEqual([]);
+  });
+
+  it("at 200,000 instants spread over every year PostgreSQL stores and over consecutive days", () => {
+    let seed = 7;
+    const next = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    const spread = Array.from(
+      { length: 100_000 },
+      () => Math.floor(-210_866_803_200_000 + next() * (9_224_318_016_000_000 + 210_866_803_200_000)) % 8.64e15,
+    );
+    const consecutive = Array.from({ length: 100_000 }, (_, i) => Date.UTC(2023, 11, 30) + i * 9_973);
+    expect(mismatches([...spread, ...consecutive])).toEqual([]);
   });
 });
 
