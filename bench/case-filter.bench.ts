@@ -10,7 +10,8 @@
  */
 import autocannon from "autocannon";
 import { graphql, log, table, type DbContext, type PartResult, type Service } from "./lib/harness.ts";
-import { int, ms } from "./lib/stats.ts";
+import { seedCases } from "./lib/seed.ts";
+import { clock, int, median, ms } from "./lib/stats.ts";
 
 const REQUESTS = 200;
 const CONNECTIONS = 16;
@@ -47,11 +48,19 @@ interface Target {
   count: (body: any) => number;
 }
 
-async function load(target: Target) {
+/** One request, checked for a full page; its milliseconds. */
+async function request(target: Target): Promise<number> {
+  const start = clock();
   const res = await fetch(target.url, { method: target.method, headers: target.headers, body: target.body });
   const body = await res.json();
+  const elapsed = clock() - start;
   const rows = res.status === 200 ? target.count(body) : -1;
   if (rows !== LIMIT) throw new Error(`${target.name}: expected a full page of ${LIMIT}, got ${res.status} ${JSON.stringify(body).slice(0, 500)}`);
+  return elapsed;
+}
+
+async function load(target: Target) {
+  await request(target);
   const result = await autocannon({
     url: target.url,
     method: target.method,
@@ -64,13 +73,17 @@ async function load(target: Target) {
   if (result.errors || result.non2xx || result.timeouts) {
     throw new Error(`${target.name}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
   }
-  return { p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average, seconds: result.duration };
+  // requests ÷ elapsed: autocannon's requests.average is a mean over whole-second buckets, which a
+  // run of a few seconds turns into one figure for every server (67 = 200 requests ÷ 3 buckets)
+  return { p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.total / result.duration, seconds: result.duration };
 }
 
-export async function caseFilter(ctx: DbContext): Promise<PartResult> {
+/** After the first tenth of `cases` (seeded one millisecond apart from 2024-01-01). */
+const sinceOf = (cases: number) => new Date(Date.UTC(2024, 0, 1) + Math.floor(cases / 10)).toISOString().slice(0, 23);
+
+/** The filtered list through REST, GraphQL and (on PostgreSQL) PostGraphile, `since` the `gte` bound. */
+function targetsOf(ctx: DbContext, since: string): Target[] {
   const { base, authorization, domain, domainId } = ctx.service.ready;
-  // after the first tenth of the seeded cases (seeded one millisecond apart from 2024-01-01)
-  const since = new Date(Date.UTC(2024, 0, 1) + Math.floor(ctx.cases / 10)).toISOString().slice(0, 23);
   const json = { "Content-Type": "application/json", Accept: "application/json" };
   const targets: Target[] = [
     {
@@ -109,6 +122,13 @@ export async function caseFilter(ctx: DbContext): Promise<PartResult> {
       count: (b) => b.data?.benchPeerFilteredCases?.nodes?.length ?? -1,
     });
   }
+  return targets;
+}
+
+export async function caseFilter(ctx: DbContext): Promise<PartResult> {
+  const { base, authorization, domain } = ctx.service.ready;
+  const since = sinceOf(ctx.cases);
+  const targets = targetsOf(ctx, since);
   // the same number of matches everywhere
   const matches = await graphql<{ cases: { totalCount: number } }>(
     `${base}/graphql`,
@@ -136,6 +156,53 @@ export async function caseFilter(ctx: DbContext): Promise<PartResult> {
     ctx.peer
       ? "PostGraphile's stock `condition` argument is equality on whole columns, so it cannot express the JSON property or the `gte` bound; its equivalent is a custom query, a STABLE SQL function `filtered_cases(domain_id, case_type, property_name, property_value, last_modified_gte)` returning `SETOF cases` in keyset order, which PostGraphile serves as a connection and PostgreSQL inlines (same indexes as ours)."
       : "PostGraphile is measured on PostgreSQL only.",
+  ].join("\n");
+  return { markdown, figures };
+}
+
+/** The domain's size for the single-client measurement, and its target (issue #16). */
+export const MILLION = 1_000_000;
+const SINGLE_CLIENT_TARGET_MS = 50;
+const SINGLE_CLIENT_ROUNDS = 21;
+
+/**
+ * The filtered list with 1,000,000 cases in the domain, one client: the domain is topped up to a
+ * million in SQL (generate_series, as the first seeding), then each server answers the same first
+ * page in turn, one request at a time (rounds interleaved, after one untimed request each). Runs
+ * last on its database: it leaves the domain ten times larger than the other parts measure.
+ */
+export async function caseFilterAtMillion(ctx: DbContext): Promise<PartResult> {
+  const { base, authorization, domain } = ctx.service.ready;
+  const seedStart = clock();
+  await seedCases(ctx.service, MILLION - ctx.cases, ctx.cases);
+  const seedSeconds = (clock() - seedStart) / 1000;
+  const since = sinceOf(MILLION);
+  const targets = targetsOf(ctx, since);
+  const matches = await graphql<{ cases: { totalCount: number } }>(
+    `${base}/graphql`,
+    `query($domain: String!, $since: String!) { cases(domain: $domain, first: 1, filter: { caseType: ["patient"], properties: [{ name: "p3", values: ["district-5"] }], lastModified: { gte: $since } }) { totalCount } }`,
+    { domain, since },
+    authorization,
+  );
+  const times = new Map(targets.map((t) => [t, [] as number[]]));
+  for (const target of targets) await request(target);
+  for (let round = 0; round < SINGLE_CLIENT_ROUNDS; round++) {
+    for (const target of targets) times.get(target)!.push(await request(target));
+  }
+  const figures: Record<string, number> = {};
+  const rows = targets.map((target) => {
+    const p50 = median(times.get(target)!);
+    figures[`${target.name} p50`] = p50;
+    const ours = target.name.startsWith("Ours");
+    return [target.name, ms(p50), ours ? (p50 < SINGLE_CLIENT_TARGET_MS ? "met" : "missed") : "—"];
+  });
+  const markdown = [
+    `### Filtered list with ${int(MILLION)} cases in the domain, one client`,
+    "",
+    `The domain topped up to ${int(MILLION)} cases in SQL (${seedSeconds.toFixed(0)} s); ${int(matches.cases.totalCount)} cases match the same filter (\`last_modified.gte\` after the first tenth), limit ${LIMIT}, with the count. ` +
+      `Median of ${SINGLE_CLIENT_ROUNDS} requests per server, one at a time, the servers interleaved.`,
+    "",
+    table(["Server", "p50 (ms)", `Under ${SINGLE_CLIENT_TARGET_MS} ms`], rows),
   ].join("\n");
   return { markdown, figures };
 }

@@ -19,6 +19,9 @@ export const DB_LABEL: Record<DbKind, string> = { pglite: "PGlite (embedded)", p
 export interface Options {
   quick: boolean;
   databases: DbKind[];
+  /** where the filtered list is also measured with 1,000,000 cases in the domain: PostgreSQL in a
+   * full run, every database with `--million` */
+  million: DbKind[];
   /** part names to run (all when empty) */
   only: Set<string>;
   out: string;
@@ -39,6 +42,7 @@ export function parseOptions(argv: string[]): Options {
   return {
     quick: args.has("--quick"),
     databases,
+    million: args.has("--million") ? databases : args.has("--quick") ? [] : databases.filter((d) => d === "postgres"),
     only: new Set((value("--only") ?? "").split(",").filter(Boolean)),
     out: path.resolve(value("--out") ?? path.join(ROOT, "bench", "RESULTS.md")),
   };

@@ -113,13 +113,12 @@ export class CaseRepository {
    */
   async page(domain: { id: string; name: string }, query: CaseFilter, limit: number, after?: Keyset) {
     const where = windowClause(filterClause(domain.id, query), { after });
-    const [read, [{ count }]] = await Promise.all([
-      this.read(domain, where, false, limit + 1),
-      this.db.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM cases c WHERE ${where}`,
-    ]);
+    const read = await this.read(domain, where, false, limit + 1);
     const hasMore = read.length > limit;
     const page = hasMore ? read.slice(0, limit) : read;
-    return { records: page.map((c) => c.record), total: Number(count), hasMore, lastKey: page[page.length - 1]?.key };
+    // a last page holds everything that remains: the count would visit every match again
+    const total = hasMore ? await this.count(where) : page.length;
+    return { records: page.map((c) => c.record), total, hasMore, lastKey: page[page.length - 1]?.key };
   }
 
   /**
@@ -130,19 +129,27 @@ export class CaseRepository {
   async slice(domain: { id: string; name: string }, query: CaseFilter, slice: CaseSlice) {
     const filter = filterClause(domain.id, query);
     const asc = slice.order === "asc";
-    const [read, [counts]] = await Promise.all([
-      // newest first read forward, or oldest first read backward, is the descending scan
-      this.read(domain, windowClause(filter, slice, slice.order), asc === slice.backward, slice.size + 1),
-      this.db.$queryRaw<{ total: bigint; before_after: bigint; after_before: bigint }[]>`SELECT count(*) AS total,
-          ${slice.after ? sql`count(*) FILTER (WHERE ${keyset(asc ? "<=" : ">=", slice.after)})` : sql`0`} AS before_after,
-          ${slice.before ? sql`count(*) FILTER (WHERE ${keyset(asc ? ">=" : "<=", slice.before)})` : sql`0`} AS after_before
-        FROM cases c WHERE ${filter}`,
-    ]);
+    // newest first read forward, or oldest first read backward, is the descending scan
+    const read = await this.read(domain, windowClause(filter, slice, slice.order), asc === slice.backward, slice.size + 1);
+    // an unbounded window read whole is everything the filter matches, with nothing outside it
+    if (!slice.after && !slice.before && read.length <= slice.size) {
+      return { read, total: read.length, outside: { beforeAfter: false, afterBefore: false } };
+    }
+    const [counts] = await this.db.$queryRaw<{ total: bigint; before_after: bigint; after_before: bigint }[]>`SELECT count(*) AS total,
+        ${slice.after ? sql`count(*) FILTER (WHERE ${keyset(asc ? "<=" : ">=", slice.after)})` : sql`0`} AS before_after,
+        ${slice.before ? sql`count(*) FILTER (WHERE ${keyset(asc ? ">=" : "<=", slice.before)})` : sql`0`} AS after_before
+      FROM cases c WHERE ${filter}`;
     return {
       read,
       total: Number(counts!.total),
       outside: { beforeAfter: Number(counts!.before_after) > 0, afterBefore: Number(counts!.after_before) > 0 },
     };
+  }
+
+  /** How many cases match `where`. */
+  private async count(where: Prisma.Sql): Promise<number> {
+    const [{ count }] = await this.db.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM cases c WHERE ${where}`;
+    return Number(count);
   }
 
   /** The cases matching `where`, in list order or its reverse, with their positions and indices. */
