@@ -63,7 +63,16 @@ const SNIFF_BYTES = 4100;
 /** The reason listed for an entry whose data is damaged (header, deflate stream, CRC, truncation). */
 export const UNREADABLE_ENTRY = "Error reading file";
 
-export type Spooled = { size: number; sha256: string; md5: string; head: Buffer } & ({ buffer: Buffer } | { file: string });
+type Digests = { sha256: string; md5: string };
+
+/** An entry read; a small one's digests are computed only once it matches (digestsOf). */
+export type Spooled = { size: number; head: Buffer } & ({ buffer: Buffer } | ({ buffer: Buffer } & Digests) | ({ file: string } & Digests));
+
+/** sha256 for the dedupe, md5 for the wire: from memory, unless the read computed them already. */
+function digestsOf(spooled: Spooled): Digests {
+  if ("sha256" in spooled) return spooled;
+  return { sha256: hash("sha256", spooled.buffer, "hex"), md5: hash("md5", spooled.buffer, "hex") };
+}
 
 /** Waits until a stream has let go of its file descriptor, however it ended. */
 async function released(stream: WriteStream | undefined): Promise<void> {
@@ -154,12 +163,13 @@ function isSmall(entry: yauzl.Entry): boolean {
 /**
  * A small entry read whole from the archive's windows (no read of its own: in archives of many
  * small files the reads, not the bytes, were most of the time) and inflated at once, with the same
- * checks as the stream: the size it claims, then its CRC-32.
+ * checks as the stream: the size it claims, then its CRC-32. Not hashed yet: an entry that matches
+ * no reference never is.
  */
 async function readSmall(archive: WindowedFile, entry: yauzl.Entry): Promise<Spooled> {
   const raw = await archive.bytes(await dataStart(archive, entry), entry.compressedSize);
   const data = await verifiedMemberData(entry, raw);
-  return { size: data.length, sha256: hash("sha256", data, "hex"), md5: hash("md5", data, "hex"), head: data.subarray(0, SNIFF_BYTES), buffer: data };
+  return { size: data.length, head: data.subarray(0, SNIFF_BYTES), buffer: data };
 }
 
 /**
@@ -336,12 +346,13 @@ async function processOpenArchive(
         return void unmatched(name, `Did not match any ${MEDIA_LABEL[mediaType]} paths in application.`);
       }
       const content = "buffer" in spooled ? { buffer: spooled.buffer } : { file: spooled.file };
-      const fileId = await hooks.store({ content, sha256: spooled.sha256, md5: spooled.md5, size: spooled.size, contentType, mediaType });
-      stored.push({ canonicalPath: reference.path, mediaType, fileId, sha256: spooled.sha256 });
+      const { sha256, md5 } = digestsOf(spooled);
+      const fileId = await hooks.store({ content, sha256, md5, size: spooled.size, contentType, mediaType });
+      stored.push({ canonicalPath: reference.path, mediaType, fileId, sha256 });
       result.matched_files[MEDIA_CLASS[mediaType]].push({
         path: reference.path,
         original_path: name,
-        md5: spooled.md5,
+        md5,
         size: spooled.size,
         content_type: contentType,
       });
