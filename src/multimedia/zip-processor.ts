@@ -5,7 +5,7 @@ import { mkdtemp, open, rm, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
-import { setTimeout as delay } from "node:timers/promises";
+import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
 import { crc32 } from "node:zlib";
 import { fileTypeFromBuffer } from "file-type";
 import yauzl from "yauzl";
@@ -381,6 +381,9 @@ async function processOpenArchive(
       const followingRead = prefetch(following);
       await handle(entry, read);
       await hooks.progress(++current, total);
+      // entries read from memory settle as microtasks: a turn of the event loop after each lets
+      // the server's timers and sockets (the progress events sent out) run meanwhile
+      await nextTurn();
       [entry, read] = [following, followingRead];
     }
   } finally {
