@@ -193,7 +193,9 @@ export async function feed(quick: boolean): Promise<PartResult> {
     const runMs = performance.now() - runStart;
     if (!finished) log(`  feed: not every subscriber had the final event after ${(timeoutMs / 1000).toFixed(0)} s; reporting what arrived`);
     // a subscriber's held-back progress cannot follow the final event: nothing more is on its way
-    const serverCpu = await Promise.all(servers.map((s, i) => s.call<NodeJS.CpuUsage>("cpuUsage").then((c) => (c.user + c.system - cpuBefore[i].user - cpuBefore[i].system) / 1000)));
+    const serverCpu = await Promise.all(
+      servers.map((s, i) => s.call<NodeJS.CpuUsage>("cpuUsage").then((c) => (c.user + c.system - cpuBefore[i].user - cpuBefore[i].system) / 1000)),
+    );
     const loadAtEnd = loadAverage();
 
     // emissions: the first time any process published each event
@@ -288,7 +290,16 @@ export async function feed(quick: boolean): Promise<PartResult> {
         `Subscriptions that failed: ${failures}; arrivals of events no server recorded: ${unknown}. ${errorLine}`,
       "",
       table(
-        ["Server process", "Subscribers", "RSS before (MB)", "RSS idle with them (MB)", "RSS per subscriber (KB)", "Heap used before → with (MB)", "Heap per subscriber (KB)", "CPU during the job (s)"],
+        [
+          "Server process",
+          "Subscribers",
+          "RSS before (MB)",
+          "RSS idle with them (MB)",
+          "RSS per subscriber (KB)",
+          "Heap used before → with (MB)",
+          "Heap per subscriber (KB)",
+          "CPU during the job (s)",
+        ],
         servers.map((_, i) => [
           `${i + 1}${i === ranOn ? " (ran the job)" : ""}`,
           int(perServer[i]),

@@ -251,10 +251,14 @@ const handlers = {
   cpuUsage: () => process.cpuUsage(),
 };
 
-serveCalls({ base, authorization: key ? `ApiKey bench:${key}` : "", domain: "bench", domainId: domain.id } satisfies ServiceReady, handlers, async () => {
-  await server.close();
-  await services.close();
-  await pool?.end();
-  await db.close();
-  await rm(dataDir, { recursive: true, force: true });
-});
+serveCalls(
+  { base, authorization: key ? `ApiKey bench:${key}` : "", domain: "bench", domainId: domain.id } satisfies ServiceReady,
+  handlers,
+  async () => {
+    await server.close();
+    await services.close();
+    await pool?.end();
+    await db.close();
+    await rm(dataDir, { recursive: true, force: true });
+  },
+);
