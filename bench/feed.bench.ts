@@ -27,6 +27,7 @@ interface LoaderReport {
   progressEvents: Int32Array;
   finishedAt: [string, string][];
   failures: number;
+  reconnections: number;
   errors: [string, number][];
   cpuMs: number;
   wallMs: number;
@@ -37,6 +38,10 @@ interface LoaderReport {
 interface Memory {
   rss: number;
   heapUsed: number;
+  /** V8's committed heap: RSS counts it whether used or not */
+  heapTotal: number;
+  /** memory outside the V8 heap held by JavaScript objects (Buffers, sockets' buffers) */
+  external: number;
 }
 
 /** Entry i: an image (four in five) or an audio file of about 1 KB, unique, as the processor sniffs them. */
@@ -92,9 +97,9 @@ function vmRss(pid: number): number {
 }
 
 async function memoryOf(server: Service): Promise<Memory> {
-  const { heapUsed, collected } = await server.call<{ heapUsed: number; collected: boolean }>("memory");
+  const { heapUsed, heapTotal, external, collected } = await server.call<Memory & { collected: boolean }>("memory");
   if (!collected) throw new Error("the server process was not started with --expose-gc");
-  return { rss: vmRss(server.process.pid!), heapUsed };
+  return { rss: vmRss(server.process.pid!), heapUsed, heapTotal, external };
 }
 
 async function until(what: string, timeoutMs: number, test: () => Promise<boolean>): Promise<void> {
@@ -163,9 +168,11 @@ export async function feed(quick: boolean): Promise<PartResult> {
         }),
       )),
     );
+    const failed = await Promise.all(children.map((c) => c.call<number>("failed")));
+    const expectedActive = servers.map((_, s) => perLoader.reduce((sum, n, i) => (i % servers.length === s ? sum + n - failed[i] : sum), 0));
     await until("the subscriptions", 300_000, async () => {
       const active = await Promise.all(servers.map((s) => s.call<number>("subscriptionsActive")));
-      return active.every((n, s) => n >= perServer[s]);
+      return active.every((n, s) => n >= expectedActive[s]);
     });
     const connectMs = performance.now() - connectStart;
     // idle for a moment: what the handshakes left behind (buffers, parse results) is collected
@@ -238,6 +245,7 @@ export async function feed(quick: boolean): Promise<PartResult> {
     const jobSeconds = started && finalKey ? (emitted.get(finalKey)!.at - started) / 1000 : NaN;
     const perSubscriber = reports.flatMap((r) => [...r.progressEvents]);
     const failures = reports.reduce((sum, r) => sum + r.failures, 0);
+    const reconnections = reports.reduce((sum, r) => sum + r.reconnections, 0);
     const errors = new Map<string, number>();
     for (const r of reports) for (const [message, n] of r.errors) errors.set(message, (errors.get(message) ?? 0) + n);
     const errorLine = errors.size
@@ -287,7 +295,7 @@ export async function feed(quick: boolean): Promise<PartResult> {
       "",
       `Progress events per subscriber: min ${int(minOf(perSubscriber))}, median ${int(percentile(perSubscriber, 50))}, max ${int(maxOf(perSubscriber))} ` +
         `(${(percentile(perSubscriber, 50) / jobSeconds).toFixed(1)} a second over the job's run; the publisher sends at most 10 a second, each subscription passes at most 10 in any one-second window). ` +
-        `Subscriptions that failed: ${failures}; arrivals of events no server recorded: ${unknown}. ${errorLine}`,
+        `Subscribers whose socket failed for good: ${failures}; sockets that dropped and reconnected: ${reconnections}; arrivals of events no server recorded: ${unknown}. ${errorLine}`,
       "",
       table(
         [
@@ -308,6 +316,7 @@ export async function feed(quick: boolean): Promise<PartResult> {
           kb(rssPer[i]),
           `${mb(before[i].heapUsed)} → ${mb(after[i].heapUsed)}`,
           kb(heapPer[i]),
+          `${mb(before[i].heapTotal)} → ${mb(after[i].heapTotal)}, ${mb(before[i].external)} → ${mb(after[i].external)}`,
           (serverCpu[i] / 1000).toFixed(1),
         ]),
       ),
@@ -338,6 +347,7 @@ export async function feed(quick: boolean): Promise<PartResult> {
         finalReceived: received.final,
         finalExpected: published_.final * subscribers,
         completedAll: finished ? 1 : 0,
+        failedSubscribers: failures + reconnections,
         eventErrors: [...errors.values()].reduce((a, b) => a + b, 0),
       },
     };

@@ -127,7 +127,13 @@ const targets = [
 
 /** Issue #14: every subscriber's progress and final events within 250 ms (p99), under 20 KB of server memory per subscriber. */
 function feedTarget(f: Record<string, number>): string {
-  const met = f.progressP99 < 250 && f.finalP99 < 250 && f.rssPerSubscriberKb < 20 && f.finalReceived === f.finalExpected && f.eventErrors === 0;
+  const met =
+    f.progressP99 < 250 &&
+    f.finalP99 < 250 &&
+    f.rssPerSubscriberKb < 20 &&
+    f.finalReceived === f.finalExpected &&
+    f.eventErrors === 0 &&
+    f.failedSubscribers === 0;
   return (
     `- Dashboard feed (issue #14), delivery p99 under 250 ms and under 20 KB of server memory per subscriber: progress p99 ${ms(f.progressP99)} ms, ` +
     `final p99 ${ms(f.finalP99)} ms (${f.finalReceived.toLocaleString("en")} of ${f.finalExpected.toLocaleString("en")} final events received, ${f.eventErrors.toLocaleString("en")} events with errors), ` +

@@ -240,8 +240,8 @@ const handlers = {
     const gc = (globalThis as { gc?: () => void }).gc;
     gc?.();
     gc?.();
-    const { heapUsed, rss } = process.memoryUsage();
-    return { heapUsed, rss, collected: Boolean(gc) };
+    const { heapUsed, heapTotal, external, rss } = process.memoryUsage();
+    return { heapUsed, heapTotal, external, rss, collected: Boolean(gc) };
   },
   async subscriptionsActive() {
     return (await graphqlSubscriptionsActive.get()).values.reduce((sum, v) => sum + v.value, 0);
