@@ -44,6 +44,14 @@ let reconnections = 0;
 /** error messages of events, by message (an event with errors may still carry its job: it counts as arrived) */
 const errors = new Map<string, number>();
 
+/** Why a socket failed: its close code and reason, or the network error. */
+function failureOf(error: unknown): string {
+  const e = error as { code?: number; reason?: string; message?: string; error?: { message?: string } };
+  if (typeof e.code === "number") return `closed ${e.code}${e.reason ? ` ${e.reason}` : ""}`;
+  return e.error?.message ?? e.message ?? String(error);
+}
+const failureReasons = new Map<string, number>();
+
 /** One subscriber; resolves once its socket is acknowledged (or has failed for good). */
 function subscriber(index: number): Promise<void> {
   let connections = 0;
@@ -85,11 +93,8 @@ function subscriber(index: number): Promise<void> {
       },
       error(error) {
         failures += 1;
-        if (failures <= 3)
-          console.error(
-            "feed subscriber failed:",
-            error instanceof Error ? error.message : String((error as { message?: string })?.message ?? error),
-          );
+        const reason = failureOf(error);
+        failureReasons.set(reason, (failureReasons.get(reason) ?? 0) + 1);
         ready();
       },
       complete() {},
@@ -129,6 +134,7 @@ serveCalls(
         progressEvents,
         finishedAt: [...finishedAt],
         failures,
+        failureReasons: [...failureReasons],
         reconnections,
         errors: [...errors],
         cpuMs: (cpu.user + cpu.system) / 1000,
