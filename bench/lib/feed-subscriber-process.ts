@@ -46,9 +46,9 @@ const errors = new Map<string, number>();
 
 /** Why a socket failed: its close code and reason, or the network error. */
 function failureOf(error: unknown): string {
-  const e = error as { code?: number; reason?: string; message?: string; error?: { message?: string } };
-  if (typeof e.code === "number") return `closed ${e.code}${e.reason ? ` ${e.reason}` : ""}`;
-  return e.error?.message ?? e.message ?? String(error);
+  // ws's CloseEvent and ErrorEvent keep their fields behind getters
+  const e = error as { type?: string; code?: number; reason?: string; message?: string; error?: { message?: string } };
+  return [e.type, e.code, e.reason, e.message ?? e.error?.message].filter((v) => v !== undefined && v !== "").join(" ") || String(error);
 }
 const failureReasons = new Map<string, number>();
 
