@@ -305,7 +305,7 @@ export async function feed(quick: boolean): Promise<PartResult> {
       ),
       "",
       `Progress events per subscriber: min ${int(minOf(perSubscriber))}, median ${int(percentile(perSubscriber, 50))}, max ${int(maxOf(perSubscriber))} ` +
-        `(${(percentile(perSubscriber, 50) / jobSeconds).toFixed(1)} a second over the job's run; the publisher sends at most 10 a second, each subscription passes at most 10 in any one-second window). ` +
+        `(${Number.isFinite(jobSeconds) ? `${(percentile(perSubscriber, 50) / jobSeconds).toFixed(1)} a second over the job's run; ` : ""}the publisher sends at most 10 a second, each subscription passes at most 10 in any one-second window). ` +
         `Subscribers whose socket failed for good: ${failures}${failureReasons.size ? ` (${[...failureReasons].map(([r, n]) => `${int(n)} × ${r}`).join("; ")})` : ""}; sockets that dropped and reconnected: ${reconnections}; arrivals of events no server recorded: ${unknown}. ${errorLine}`,
       "",
       table(
