@@ -3,14 +3,16 @@
  * [-- --out FILE]`. On each database (the embedded PGlite, then a throwaway PostgreSQL 15 cluster)
  * it starts our service in a process of its own, seeds it, and runs the parts; the peer
  * (PostGraphile 5) runs in another process on the PostgreSQL data. Then the multimedia part, which
- * needs no database. Writes bench/RESULTS.md: machine, date, figures, ratios, targets.
- * Parts: pull, filter, writes, locations, subscriptions, multimedia.
+ * needs no database; and the dashboard feed, on two server processes sharing a PostgreSQL of its
+ * own (skipped with --pglite). Writes bench/RESULTS.md: machine, date, figures, ratios, targets.
+ * Parts: pull, filter, writes, locations, subscriptions, multimedia, feed.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { caseFilter, caseFilterAtMillion, preparePeer } from "./case-filter.bench.ts";
 import { casePull } from "./case-pull.bench.ts";
 import { caseWrites } from "./case-writes.bench.ts";
+import { feed } from "./feed.bench.ts";
 import {
   DB_LABEL,
   log,
@@ -27,7 +29,7 @@ import {
   type Service,
 } from "./lib/harness.ts";
 import { seedCases } from "./lib/seed.ts";
-import { clock, ratio } from "./lib/stats.ts";
+import { clock, ms, ratio } from "./lib/stats.ts";
 import { locations } from "./locations.bench.ts";
 import { multimedia } from "./multimedia.bench.ts";
 import { subscriptions } from "./subscriptions.bench.ts";
@@ -47,6 +49,7 @@ const started = clock();
 const machineLine = machine();
 const results = new Map<DbKind, Map<string, PartResult>>();
 let media: PartResult | undefined;
+let dashboardFeed: PartResult | undefined;
 
 async function onDatabase(kind: DbKind): Promise<void> {
   const parts = new Map<string, PartResult>();
@@ -92,6 +95,10 @@ if (wants("multimedia")) {
   log("multimedia");
   media = await multimedia(options.quick);
 }
+if (wants("feed") && options.databases.includes("postgres")) {
+  log("dashboard feed (PostgreSQL, two processes)");
+  dashboardFeed = await feed(options.quick);
+}
 
 // ------------------------------------------------------------------- RESULTS.md
 
@@ -122,7 +129,24 @@ const targets = [
     ? `- Multimedia at least half of \`unzip -t\` throughput and peak RSS under 300 MB: ${ratio(media.figures.throughputRatio)} of unzip's throughput, peak RSS ${media.figures.peakRssMb.toFixed(0)} MB.` +
       `${media.figures.throughputRatio >= 0.5 && media.figures.peakRssMb < 300 ? " **Met.**" : " **Missed.**"}`
     : "- Multimedia: not measured in this run.",
+  dashboardFeed ? feedTarget(dashboardFeed.figures) : "- Dashboard feed (issue #14): not measured in this run.",
 ];
+
+/** Issue #14: every subscriber's progress and final events within 250 ms (p99), under 20 KB of server memory per subscriber. */
+function feedTarget(f: Record<string, number>): string {
+  const met =
+    f.progressP99 < 250 &&
+    f.finalP99 < 250 &&
+    f.rssPerSubscriberKb < 20 &&
+    f.finalReceived === f.finalExpected &&
+    f.eventErrors === 0 &&
+    f.failedSubscribers === 0;
+  return (
+    `- Dashboard feed (issue #14), delivery p99 under 250 ms and under 20 KB of server memory per subscriber: progress p99 ${ms(f.progressP99)} ms, ` +
+    `final p99 ${ms(f.finalP99)} ms (${f.finalReceived.toLocaleString("en")} of ${f.finalExpected.toLocaleString("en")} final events received, ${f.eventErrors.toLocaleString("en")} events with errors), ` +
+    `${f.rssPerSubscriberKb.toFixed(1)} KB RSS (${f.heapPerSubscriberKb.toFixed(1)} KB heap) per subscriber.${met ? " **Met.**" : " **Missed.**"}`
+  );
+}
 
 const notes = await readFile(path.join(ROOT, "bench", "NOTES.md"), "utf8").catch(() => "");
 const sections: string[] = [
@@ -144,6 +168,7 @@ for (const kind of options.databases) {
   for (const [, part] of parts) sections.push(part.markdown, "");
 }
 if (media) sections.push("## Multimedia", "", media.markdown, "");
+if (dashboardFeed) sections.push("## Dashboard feed (PostgreSQL, two processes)", "", dashboardFeed.markdown, "");
 sections.push(...targets, "");
 if (notes) sections.push(notes.trim(), "");
 await writeFile(options.out, sections.join("\n"));

@@ -92,9 +92,27 @@ export async function startCluster(): Promise<{ url: string; stop: () => void }>
 
 export type Service = Child<ServiceReady>;
 
+export interface ServiceOptions {
+  /** a further process on a PostgreSQL database another one seeded */
+  join?: boolean;
+  /** configuration (environment variables) over the benchmark's */
+  config?: Record<string, string>;
+  /** run the multimedia worker, as a production process does */
+  workers?: boolean;
+  /** start Node with --expose-gc (the `memory` call then collects first) */
+  exposeGc?: boolean;
+}
+
 /** Our service in its own process, on a fresh database (PGlite in memory, or the cluster's). */
-export function startService(kind: DbKind, url?: string): Promise<Service> {
-  return spawnChild<ServiceReady>(path.join(LIB, "service-process.ts"), kind === "postgres" ? ["postgres", url!] : ["pglite"]);
+export function startService(kind: DbKind, url?: string, options: ServiceOptions = {}): Promise<Service> {
+  const args = kind === "postgres" ? ["postgres", url!, ...(options.join ? ["join"] : [])] : ["pglite"];
+  return spawnChild<ServiceReady>(path.join(LIB, "service-process.ts"), args, {
+    env: {
+      ...(options.config ? { BENCH_SERVICE_CONFIG: JSON.stringify(options.config) } : {}),
+      ...(options.workers ? { BENCH_WORKERS: "1" } : {}),
+    },
+    execArgv: options.exposeGc ? ["--expose-gc"] : [],
+  });
 }
 
 export type Peer = Child<{ url: string }>;

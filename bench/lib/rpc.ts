@@ -21,7 +21,11 @@ export interface Child<Ready> {
 }
 
 /** Forks a TypeScript entry (run through tsx) and waits for its `ready` message. */
-export async function spawnChild<Ready>(file: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<Child<Ready>> {
+export async function spawnChild<Ready>(
+  file: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; execArgv?: string[] } = {},
+): Promise<Child<Ready>> {
   const child = fork(file, args, {
     // BENCH_CPU_PROF=DIR: every child writes a V8 CPU profile there (see bench/tools/cpuprofile-top.ts)
     execArgv: [
@@ -29,6 +33,7 @@ export async function spawnChild<Ready>(file: string, args: string[], options: {
       "tsx",
       "--max-old-space-size=2048",
       ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      ...(options.execArgv ?? []),
     ],
     env: { ...process.env, ...options.env },
     stdio: ["ignore", "inherit", "inherit", "ipc"],

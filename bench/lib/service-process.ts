@@ -3,7 +3,10 @@
  * served over HTTP on loopback, plus the floors, which run here too, on the same database through
  * the bare driver (pg, or PGlite's own query), so that they pay no more and no less than the service
  * does for being in this process.
- *   argv: pglite | postgres [url]
+ *   argv: pglite | postgres [url [join]]
+ * `join`: a second process on a database another one seeded (the bench domain, user and key are
+ * read, not created). BENCH_SERVICE_CONFIG (JSON) overrides the configuration the benchmark sets;
+ * BENCH_WORKERS=1 starts the multimedia worker, as a production process does.
  */
 import "reflect-metadata";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -15,12 +18,14 @@ import { loadConfig } from "../../src/config.ts";
 import { pgliteDatabase, postgresDatabase, type Database } from "../../src/db/client.ts";
 import { applyMigrations } from "../../src/db/migrate.ts";
 import { setLogLevel } from "../../src/log.ts";
+import { MULTIMEDIA_PROGRESS, type MultimediaStatus } from "../../src/multimedia/job.events.ts";
 import type { JobRow } from "../../src/multimedia/job.service.ts";
+import { graphqlSubscriptionsActive } from "../../src/observability/metrics.ts";
 import { buildServer } from "../../src/server.ts";
 import { createServices } from "../../src/services.ts";
 import { caseDate } from "../../src/util/dates.ts";
 import { serveCalls } from "./rpc.ts";
-import { clock } from "./stats.ts";
+import { clock, wallClock } from "./stats.ts";
 
 export interface ServiceReady {
   base: string;
@@ -31,7 +36,8 @@ export interface ServiceReady {
 
 type Query = (sql: string, params?: unknown[]) => Promise<{ rows: Record<string, any>[]; rowCount?: number | null; affectedRows?: number }>;
 
-const [kind, url] = process.argv.slice(2);
+const [kind, url, mode] = process.argv.slice(2);
+const joining = mode === "join";
 setLogLevel("silent");
 const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-service-"));
 
@@ -61,18 +67,41 @@ const services = await createServices(
     RATE_LIMIT_REQUESTS: "1000000000",
     // the subscriptions part times the fan-out of each progress write: no coalescing in between
     PROGRESS_EVENTS_PER_SECOND: "1000000",
+    ...(JSON.parse(process.env.BENCH_SERVICE_CONFIG ?? "{}") as Record<string, string>),
   }),
 );
 const root = { userId: "", username: "bench", isSuperuser: true, scheme: "apikey" as const };
-const domain = await services.admin.createDomain(root, "bench");
-await services.admin.createUser(root, {
-  username: "bench",
-  password: "bench-password",
-  domain: "bench",
-  permissions: ["access_api", "edit_data", "edit_locations", "edit_apps"],
-});
-const { key } = await services.admin.createApiKey(root, "bench");
+let domain: { id: string };
+let key: string | undefined;
+if (joining) {
+  domain = await db.prisma.domain.findUniqueOrThrow({ where: { name: "bench" }, select: { id: true } });
+} else {
+  domain = await services.admin.createDomain(root, "bench");
+  await services.admin.createUser(root, {
+    username: "bench",
+    password: "bench-password",
+    domain: "bench",
+    permissions: ["access_api", "edit_data", "edit_locations", "edit_apps"],
+  });
+  ({ key } = await services.admin.createApiKey(root, "bench"));
+}
 const server = await buildServer(services);
+if (process.env.BENCH_WORKERS) await services.worker.start();
+
+/**
+ * When this process published each multimedia job event (wall clock), keyed by job, state,
+ * attempt and progress: the feed part's emission time. Recorded around the PubSub the services
+ * share, in this benchmark process only; nothing of it is in the server.
+ */
+const emissions: { key: string; at: number }[] = [];
+const publish = services.pubsub.publish.bind(services.pubsub);
+services.pubsub.publish = ((topic: string, ...args: unknown[]) => {
+  if (topic === MULTIMEDIA_PROGRESS) {
+    const status = args[1] as MultimediaStatus;
+    emissions.push({ key: `${status.id} ${status.state} ${status.attempts} ${status.current}`, at: wallClock() });
+  }
+  return (publish as (topic: string, ...args: unknown[]) => void)(topic, ...args);
+}) as typeof services.pubsub.publish;
 const base = await server.listen(0, "127.0.0.1");
 
 /**
@@ -206,12 +235,30 @@ const handlers = {
     return at;
   },
   rss: () => process.memoryUsage().rss,
+  /** Heap used and RSS after a full collection (the process runs with --expose-gc in the feed part). */
+  memory() {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    gc?.();
+    const { heapUsed, heapTotal, external, rss } = process.memoryUsage();
+    return { heapUsed, heapTotal, external, rss, collected: Boolean(gc) };
+  },
+  async subscriptionsActive() {
+    return (await graphqlSubscriptionsActive.get()).values.reduce((sum, v) => sum + v.value, 0);
+  },
+  /** The job events published here since the last call. */
+  emissions: () => emissions.splice(0),
+  cpuUsage: () => process.cpuUsage(),
 };
 
-serveCalls({ base, authorization: `ApiKey bench:${key}`, domain: "bench", domainId: domain.id } satisfies ServiceReady, handlers, async () => {
-  await server.close();
-  await services.close();
-  await pool?.end();
-  await db.close();
-  await rm(dataDir, { recursive: true, force: true });
-});
+serveCalls(
+  { base, authorization: key ? `ApiKey bench:${key}` : "", domain: "bench", domainId: domain.id } satisfies ServiceReady,
+  handlers,
+  async () => {
+    await server.close();
+    await services.close();
+    await pool?.end();
+    await db.close();
+    await rm(dataDir, { recursive: true, force: true });
+  },
+);

@@ -1,6 +1,8 @@
 import { GraphQLUpload, type FileUpload } from "graphql-upload-ts";
-import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
+import type { GraphQLResolveInfo } from "graphql";
+import { Arg, Ctx, FieldResolver, ID, Info, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
 import { toAppNode } from "../apps/app.resolver.ts";
+import type { AppRecord } from "../apps/app.service.ts";
 import { AppType, type AppNode } from "../apps/app.types.ts";
 import { connectionCost, connectionOf, ListCursors, pageOf, sliceOf, type ConnectionBound, type ConnectionValue } from "../graphql/connection.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
@@ -217,8 +219,9 @@ export class MultimediaResolver {
   }
 
   @FieldResolver(() => AppType, { nullable: true, description: "the application the archive was uploaded to (null once it is deleted)" })
-  async app(@Root() job: JobNode, @Ctx() ctx: GraphQLContext): Promise<AppNode | null> {
-    const app = await ctx.loaders.apps.app({ appId: job.status.appId, domainId: job.status.domainId });
+  async app(@Root() job: JobNode, @Ctx() ctx: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<AppNode | null> {
+    const key = { appId: job.status.appId, domainId: job.status.domainId };
+    const app = info.operation.operation === "subscription" ? await appOfEvent(job.status, ctx) : await ctx.loaders.apps.app(key);
     return app && toAppNode(app, job.domain);
   }
 
@@ -241,6 +244,22 @@ export class MultimediaResolver {
   restStatus(@Root() job: JobNode): Record<string, unknown> {
     return restStatusBody(job.status);
   }
+}
+
+/**
+ * The app of a job event, read once per event and process: the bus hands the same status object
+ * to every subscription of the process, so 5,000 dashboards following a domain cost one query per
+ * event, not 5,000 at once (which overran the connection pool), and no subscription keeps a copy
+ * of the app (nor a stale one) for its whole life. The event's domain was checked at subscribe.
+ */
+const appsOfEvents = new WeakMap<MultimediaStatus, Promise<AppRecord | null>>();
+function appOfEvent(status: MultimediaStatus, ctx: GraphQLContext): Promise<AppRecord | null> {
+  let app = appsOfEvents.get(status);
+  if (!app) {
+    app = ctx.services.apps.appsOf({ id: status.domainId }, [status.appId]).then((found) => found.get(status.appId) ?? null);
+    appsOfEvents.set(status, app);
+  }
+  return app;
 }
 
 /** The domain's job events the feed accepts, listened to from now on, coalesced for one subscription. */
