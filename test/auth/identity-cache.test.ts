@@ -84,7 +84,7 @@ describe("the identity cache behind REST", () => {
     await app.services.admin.createUser(app.root, { username: user.username, password: "new" });
     expect((await list(basic(user.username, "right"))).status).toBe(401);
     expect((await list(basic(user.username, "new"))).status).toBe(200);
-  });
+  }, 180_000);
 
   it("issue #16: a member's domain check answers from the memberships found at authentication, and follows their change at once", async () => {
     app = await build({ workers: 0 });
@@ -96,5 +96,5 @@ describe("the identity cache behind REST", () => {
     expect((await list()).status).toBe(403);
     await app.services.admin.removeMembership(app.root, user.username, "demo");
     expect((await list()).body).toEqual({ error: "You are not a member of the domain 'demo'." });
-  });
+  }, 180_000);
 });
