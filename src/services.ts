@@ -5,6 +5,8 @@ import { CursorCodec } from "./cases/case.cursor.ts";
 import { CaseReads } from "./cases/case.read.service.ts";
 import { CaseWrites } from "./cases/case.write.service.ts";
 import { Authenticator } from "./auth/authenticate.ts";
+import { CREDENTIALS_CHANGED } from "./auth/credential.events.ts";
+import { IdentityCache } from "./auth/identity.cache.ts";
 import { DigestAuth } from "./auth/digest.ts";
 import { OAuthService } from "./auth/oauth.ts";
 import type { Config } from "./config.ts";
@@ -51,6 +53,12 @@ export interface Services {
   close(): Promise<void>;
 }
 
+/**
+ * Callers admitted lately, found again without a query: a few seconds at most, and dropped on every
+ * process the moment their credentials change (src/auth/identity.cache.ts).
+ */
+const IDENTITY_CACHE = { ttlMs: 5000, max: 10_000 };
+
 export async function createServices(db: Database, config: Config): Promise<Services> {
   const prisma = db.prisma;
   const digestKey = await serverSecret(prisma, "digest-nonce-key");
@@ -60,6 +68,8 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const oauth = new OAuthService(prisma, config, loginThrottle);
   const events: EventBus = db.url ? await postgresEventBus(db.url) : localEventBus();
   const pubsub = events.pubsub;
+  const identities = new IdentityCache(IDENTITY_CACHE);
+  const stopForgetting = events.listen(CREDENTIALS_CHANGED, ({ userId }) => identities.forgetUser(userId));
   const blobs: BlobStore = db.url ? new DatabaseBlobStore(db.url, path.join(config.dataDir, "tmp")) : new FileBlobStore(config.dataDir);
   const apps = new AppService(prisma, config.appSourceLimitBytes);
   const jobQueue = await JobQueue.open(db, config);
@@ -71,10 +81,10 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     config,
     db,
     pubsub,
-    admission: new Admission(new Authenticator(prisma, config.authRealm, digest, oauth, loginThrottle), rateLimiter),
+    admission: new Admission(new Authenticator(prisma, config.authRealm, digest, oauth, loginThrottle, identities), rateLimiter),
     oauth,
     digest,
-    admin: new AdminService(prisma, config.authRealm, pubsub),
+    admin: new AdminService(prisma, config.authRealm, events),
     locationTypes: new LocationTypeService(prisma),
     locations: new LocationService(prisma),
     caseReads: new CaseReads(prisma, cursors),
@@ -86,6 +96,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     worker: new MultimediaWorker(multimediaJobs, apps, blobs, jobQueue, config),
     persistedQueries: new PersistedQueryCache(prisma, { ttlSeconds: config.apqTtlSeconds, maxEntries: config.apqMaxEntries }),
     async close() {
+      stopForgetting();
       rateLimiter.close();
       loginThrottle.close();
       await jobQueue.close();

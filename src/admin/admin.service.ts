@@ -6,7 +6,7 @@ import { isPermission, type Permission, type Principal } from "../auth/principal
 import { OAUTH_GRANTS } from "../auth/oauth.ts";
 import { digestHa1, hashPassword, hashToken } from "../auth/secrets.ts";
 import { CREDENTIALS_CHANGED } from "../auth/credential.events.ts";
-import type { PubSub } from "../events/bus.ts";
+import type { EventBus } from "../events/bus.ts";
 
 /** Domains, users, keys and OAuth clients: superuser-only administration (CONTRACT §6). */
 
@@ -32,15 +32,18 @@ export class AdminService {
   constructor(
     private readonly prisma: Prisma,
     private readonly realm: string,
-    private readonly pubsub: PubSub,
+    private readonly events: EventBus,
   ) {}
 
   /**
    * Tells every process, once the change is committed, that what this user may do has changed, so
-   * that their open WebSockets are re-checked (README: "stops working on every process").
+   * that their open WebSockets are re-checked and their cached identities of the user dropped
+   * (README: "stops working on every process"). Waits until every process has heard it, so that
+   * the change is in effect everywhere by the time the caller gets its answer.
    */
-  private credentialsChanged(userId: string): void {
-    this.pubsub.publish(CREDENTIALS_CHANGED, { userId });
+  private async credentialsChanged(userId: string): Promise<void> {
+    this.events.pubsub.publish(CREDENTIALS_CHANGED, { userId });
+    await this.events.delivered();
   }
 
   private static requireSuperuser(principal: Principal) {
@@ -125,18 +128,20 @@ export class AdminService {
       }
       return user;
     });
-    this.credentialsChanged(user.id);
+    await this.credentialsChanged(user.id);
     return user;
   }
 
   /** Ensures a superuser with this password exists (BOOTSTRAP_ADMIN at start-up). */
   async bootstrapSuperuser(username: string, password: string) {
     const secrets = await this.passwordFields(username, password);
-    await this.prisma.user.upsert({
+    const user = await this.prisma.user.upsert({
       where: { username },
       create: { username, ...secrets, isSuperuser: true },
       update: { ...secrets, isSuperuser: true, isActive: true },
     });
+    // other processes may hold the previous password's admission
+    await this.credentialsChanged(user.id);
   }
 
   async setPermissions(principal: Principal, username: string, domainName: string, names: string[]) {
@@ -149,7 +154,7 @@ export class AdminService {
       update: { permissions },
       include: { domain: true },
     });
-    this.credentialsChanged(user.id);
+    await this.credentialsChanged(user.id);
     return membership;
   }
 
@@ -157,7 +162,7 @@ export class AdminService {
     AdminService.requireSuperuser(principal);
     const [user, domain] = await Promise.all([this.userByName(username), this.domainByName(domainName)]);
     const { count } = await this.prisma.membership.deleteMany({ where: { userId: user.id, domainId: domain.id } });
-    if (count > 0) this.credentialsChanged(user.id);
+    if (count > 0) await this.credentialsChanged(user.id);
     return count > 0;
   }
 
@@ -165,7 +170,7 @@ export class AdminService {
     AdminService.requireSuperuser(principal);
     await this.userByName(username);
     const user = await this.prisma.user.update({ where: { username }, data: { isActive: active } });
-    this.credentialsChanged(user.id);
+    await this.credentialsChanged(user.id);
     return user;
   }
 
@@ -225,7 +230,7 @@ export class AdminService {
       data: { revokedAt: key.revokedAt ?? new Date() },
       include: { user: true },
     });
-    this.credentialsChanged(key.userId);
+    await this.credentialsChanged(key.userId);
     return revoked;
   }
 
@@ -256,7 +261,7 @@ export class AdminService {
       where: { userId: user.id, revokedAt: null },
       data: { revokedAt: new Date() },
     });
-    if (count > 0) this.credentialsChanged(user.id);
+    if (count > 0) await this.credentialsChanged(user.id);
     return count;
   }
 }

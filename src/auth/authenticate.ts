@@ -3,8 +3,10 @@ import type { Prisma } from "../db/client.ts";
 import { DomainError } from "../errors.ts";
 import type { LoginThrottle } from "../rate-limit/login-throttle.service.ts";
 import { DigestAuth } from "./digest.ts";
+import type { IdentityCache } from "./identity.cache.ts";
+import { IdentityRepository, type IdentityRow } from "./identity.repository.ts";
 import { OAuthService } from "./oauth.ts";
-import type { CredentialRef, Principal } from "./principal.ts";
+import type { CredentialRef, DomainGrant, Principal } from "./principal.ts";
 import { hashToken, safeEqual, verifyUserPassword } from "./secrets.ts";
 
 /** What authentication needs of a request, whichever transport carried it. */
@@ -31,15 +33,26 @@ export interface Standing {
  * `challenges` go out as WWW-Authenticate headers. A password-bearing scheme (Basic, Digest) is
  * first admitted by the login throttle: over its budget of failures, a 429 RateLimitedError (no
  * challenges), before any password is hashed.
+ *
+ * The user, their API key and their memberships come in one statement (IdentityRepository), and the
+ * principal carries the memberships, so that the request's domain check needs no query. An API key
+ * or Basic credential admitted lately is found again in the IdentityCache without a query or any
+ * hashing; the login throttle still admits a Basic attempt first, so that a guess that happens to
+ * be right is refused like any other while its address or username is over budget.
  */
 export class Authenticator {
+  private readonly identities: IdentityRepository;
+
   constructor(
     private readonly prisma: Prisma,
     private readonly realm: string,
     private readonly digest: DigestAuth,
     private readonly oauth: OAuthService,
     private readonly throttle: LoginThrottle,
-  ) {}
+    private readonly cache: IdentityCache,
+  ) {
+    this.identities = new IdentityRepository(this.prisma);
+  }
 
   challenges(stale = false): string[] {
     return [`Basic realm="${this.realm}", charset="UTF-8"`, ...this.digest.challenges(stale), `Bearer realm="${this.realm}", scope="access_apis"`];
@@ -73,15 +86,14 @@ export class Authenticator {
     return new DomainError("UNAUTHENTICATED", message, {}, { "WWW-Authenticate": this.challenges(stale) });
   }
 
-  private async activeUser(where: { username: string } | { id: string }) {
-    // PostgreSQL text cannot hold NUL: such a name belongs to no user (and must not be a 500).
-    if ("username" in where && where.username.includes("\u0000")) return null;
-    const user = await this.prisma.user.findUnique({ where });
+  private async activeUser(where: { username: string } | { id: string }): Promise<IdentityRow | null> {
+    const user = "username" in where ? await this.identities.byUsername(where.username) : await this.identities.byUserId(where.id);
     return user?.isActive ? user : null;
   }
 
-  private principal(user: { id: string; username: string; isSuperuser: boolean }, scheme: Principal["scheme"], credential: CredentialRef): Principal {
-    return { userId: user.id, username: user.username, isSuperuser: user.isSuperuser, scheme, credential };
+  private principal(user: IdentityRow, scheme: Principal["scheme"], credential: CredentialRef): Principal {
+    const memberships = new Map<string, DomainGrant>(user.memberships.map((m) => [m.name, m]));
+    return { userId: user.id, username: user.username, isSuperuser: user.isSuperuser, scheme, credential, memberships };
   }
 
   /**
@@ -90,13 +102,10 @@ export class Authenticator {
    * revoked, expired or replaced. Null when it no longer stands; a database outage throws.
    */
   async recheck(principal: Principal): Promise<Standing | null> {
-    const user = await this.prisma.user.findUnique({
-      where: { id: principal.userId },
-      include: { memberships: { select: { permissions: true, domain: { select: { name: true } } } } },
-    });
+    const user = await this.identities.byUserId(principal.userId);
     if (!user?.isActive || user.username !== principal.username || user.isSuperuser !== principal.isSuperuser) return null;
     if (!(await this.credentialStands(principal, user.passwordHash))) return null;
-    const grants = new Map(user.memberships.map((m) => [m.domain.name, [...m.permissions].sort()] as const));
+    const grants = new Map(user.memberships.map((m) => [m.name, m.permissions] as const));
     return { principal, grants };
   }
 
@@ -119,13 +128,16 @@ export class Authenticator {
   private async apiKey(rest: string): Promise<Principal> {
     const colon = rest.lastIndexOf(":");
     if (colon <= 0) throw this.refuse("Malformed ApiKey credentials: expected 'ApiKey username:key'.");
+    const fingerprint = this.cache.fingerprint("apikey", rest);
+    const cached = this.cache.find(fingerprint);
+    if (cached) return cached;
+    const generation = this.cache.begin();
     const username = rest.slice(0, colon);
-    const key = rest.slice(colon + 1);
-    const row = await this.prisma.apiKey.findUnique({ where: { keyHash: hashToken(key) }, include: { user: true } });
-    if (!row || row.revokedAt || !row.user.isActive || !safeEqual(row.user.username, username)) {
-      throw this.refuse();
-    }
-    return this.principal(row.user, "apikey", { kind: "apikey", keyId: row.id });
+    const row = await this.identities.byApiKeyHash(hashToken(rest.slice(colon + 1)));
+    if (!row?.keyId || row.keyRevoked || !row.isActive || !safeEqual(row.username, username)) throw this.refuse();
+    const principal = this.principal(row, "apikey", { kind: "apikey", keyId: row.keyId });
+    this.cache.remember(generation, fingerprint, principal);
+    return principal;
   }
 
   /** A wrong password (or an unknown user) is counted as a failed login of that username and address. */
@@ -138,13 +150,22 @@ export class Authenticator {
       throw this.refuse("Malformed Basic credentials.");
     }
     const attempt = await this.throttle.attempt({ address: credentials.address, username });
+    const fingerprint = this.cache.fingerprint("basic", `${username}:${password}`);
+    const cached = this.cache.find(fingerprint);
+    if (cached) {
+      await attempt.succeeded();
+      return cached;
+    }
+    const generation = this.cache.begin();
     const user = await this.activeUser({ username });
     if (!(await verifyUserPassword(password, user?.passwordHash)) || !user) {
       await attempt.failed();
       throw this.refuse();
     }
     await attempt.succeeded();
-    return this.principal(user, "basic", { kind: "password", fingerprint: passwordFingerprint(user.passwordHash) });
+    const principal = this.principal(user, "basic", { kind: "password", fingerprint: passwordFingerprint(user.passwordHash) });
+    this.cache.remember(generation, fingerprint, principal);
+    return principal;
   }
 
   /**

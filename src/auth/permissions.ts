@@ -1,7 +1,7 @@
 import type { Prisma } from "../db/client.ts";
 import { DomainError, forbidden } from "../errors.ts";
 import { isStorableText } from "../util/text.ts";
-import type { Permission, Principal } from "./principal.ts";
+import type { DomainGrant, Permission, Principal } from "./principal.ts";
 
 /**
  * What an operation needs (CONTRACT §1): every permission in `all`, and at least one of `anyOf`.
@@ -37,6 +37,7 @@ export function satisfies(granted: readonly string[], requirement: Requirement):
  * that domain names cannot be probed.
  */
 export async function authorize(prisma: Prisma, principal: Principal, domainName: string, access: Access): Promise<DomainRef> {
+  if (principal.memberships && !principal.isSuperuser) return authorizeMember(principal.memberships.get(domainName), domainName, access);
   // A name PostgreSQL text cannot hold (NUL; unpaired surrogates, which PGlite may even fail to
   // encode) names no domain: answer as for an unknown one.
   const domain = !isStorableText(domainName)
@@ -50,7 +51,12 @@ export async function authorize(prisma: Prisma, principal: Principal, domainName
     return { id: domain.id, name: domain.name };
   }
   const membership = domain?.memberships[0];
-  if (!domain || !membership) throw forbidden(`You are not a member of the domain '${domainName}'.`);
-  if (!satisfies(membership.permissions, ACCESS[access])) throw forbidden("You do not have permission to do this.");
-  return { id: domain.id, name: domain.name };
+  return authorizeMember(domain && membership && { id: domain.id, name: domain.name, permissions: membership.permissions }, domainName, access);
+}
+
+/** The member's domain, or the same 403 for a domain they are not in as for one that does not exist. */
+function authorizeMember(grant: DomainGrant | null | undefined, domainName: string, access: Access): DomainRef {
+  if (!grant) throw forbidden(`You are not a member of the domain '${domainName}'.`);
+  if (!satisfies(grant.permissions, ACCESS[access])) throw forbidden("You do not have permission to do this.");
+  return { id: grant.id, name: grant.name };
 }

@@ -9,6 +9,19 @@ export interface Principal {
    * (no password hashing) by its id. Absent on principals the process makes for itself.
    */
   credential?: CredentialRef;
+  /**
+   * The user's memberships by domain name, as found when this request was authenticated, so that
+   * the domain check (authorize) needs no query. Absent on a principal that outlives its request
+   * (a WebSocket's) and on those the process makes for itself: authorize then asks the database.
+   */
+  memberships?: ReadonlyMap<string, DomainGrant>;
+}
+
+/** A domain the user is a member of, and the permissions held there (sorted). */
+export interface DomainGrant {
+  id: string;
+  name: string;
+  permissions: readonly string[];
 }
 
 /**

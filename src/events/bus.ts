@@ -24,9 +24,34 @@ export type Topics = {
 
 export type PubSub = ReturnType<typeof createPubSub<Topics>>;
 
+/** The topics published without a routing id, whose events carry one payload. */
+export type PlainTopic = { [K in keyof Topics]: Topics[K] extends [unknown] ? K : never }[keyof Topics];
+
 export interface EventBus {
   pubsub: PubSub;
+  /**
+   * Calls `handler` for each event of the topic as this process receives it, synchronously (no
+   * iterator in between): what must be in effect before this process handles its next request.
+   */
+  listen<K extends PlainTopic>(topic: K, handler: (payload: Topics[K][0]) => void): () => void;
+  /**
+   * Resolves once what this process has published so far has been delivered: in PostgreSQL mode,
+   * once the batch came back through this process's own LISTEN, by which time PostgreSQL has handed
+   * it to every listening process (waits at most a few seconds while the listener is down).
+   */
+  delivered(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** How long `delivered` waits for a batch to come back before giving up (the listener is down). */
+const DELIVERY_WAIT_MS = 3000;
+
+function listenOn(target: EventTarget) {
+  return <K extends PlainTopic>(topic: K, handler: (payload: Topics[K][0]) => void) => {
+    const listener = (event: Event) => handler((event as CustomEvent).detail as Topics[K][0]);
+    target.addEventListener(topic, listener);
+    return () => target.removeEventListener(topic, listener);
+  };
 }
 
 const CHANNEL = "gateway_events";
@@ -51,7 +76,7 @@ const RETRY_MAX_MS = 5000;
  * Both happen at commit, so a listener never hears of a batch it cannot read.
  */
 const PUBLISH = `WITH logged AS (INSERT INTO event_payloads (payload) VALUES ($2::text) RETURNING id)
-  SELECT pg_notify($1, CASE WHEN octet_length($2::text) <= ${MAX_INLINE_BYTES}
+  SELECT id::text AS seq, pg_notify($1, CASE WHEN octet_length($2::text) <= ${MAX_INLINE_BYTES}
     THEN '{"seq":"' || id || '","events":' || $2::text || '}' ELSE '{"seq":"' || id || '"}' END) FROM logged`;
 
 /** An EventTarget that any number of subscribers may listen on (no MaxListenersExceededWarning). */
@@ -65,8 +90,15 @@ export function createLocalPubSub(): PubSub {
   return createPubSub<Topics>({ eventTarget: unboundedEventTarget() as never });
 }
 
+/** In process, an event is delivered while it is published. */
 export function localEventBus(): EventBus {
-  return { pubsub: createLocalPubSub(), close: async () => {} };
+  const target = unboundedEventTarget();
+  return {
+    pubsub: createPubSub<Topics>({ eventTarget: target as never }),
+    listen: listenOn(target),
+    delivered: async () => {},
+    close: async () => {},
+  };
 }
 
 type BusEvent = { type: string; detail: unknown };
@@ -101,6 +133,9 @@ export async function postgresEventBus(url: string): Promise<EventBus> {
   // Delivery: batches one after another (one read from the table does not let the next overtake
   // it), each once (a replayed batch may also come by NOTIFY).
   const seen = seenBatches();
+  /** who waits for a batch this process published to come back, by sequence number */
+  const awaiting = new Map<string, (() => void)[]>();
+  let lastPublished: string | undefined;
   /** batches up to here were published before this bus listened: never replayed */
   let floor: bigint | undefined;
   let lastSeq = 0n;
@@ -114,6 +149,8 @@ export async function postgresEventBus(url: string): Promise<EventBus> {
     eventNotifications.inc({ direction: "received" });
     if (BigInt(seq) > lastSeq) lastSeq = BigInt(seq);
     for (const event of events) local.dispatchEvent(new CustomEvent(event.type, { detail: event.detail }));
+    for (const resolve of awaiting.get(seq) ?? []) resolve();
+    awaiting.delete(seq);
   };
   const storedBatch = async (seq: string) => {
     const { rows } = await notifier.query<{ payload: string }>("SELECT payload FROM event_payloads WHERE id = $1", [seq]);
@@ -205,7 +242,8 @@ export async function postgresEventBus(url: string): Promise<EventBus> {
     const batch = pending;
     pending = [];
     try {
-      await notifier.query(PUBLISH, [CHANNEL, `[${batch.join(",")}]`]);
+      const { rows } = await notifier.query<{ seq: string }>(PUBLISH, [CHANNEL, `[${batch.join(",")}]`]);
+      lastPublished = rows[0]?.seq;
       eventNotifications.inc({ direction: "sent" });
     } catch (error) {
       log.error("event publish failed", { error, events: batch.length });
@@ -235,8 +273,22 @@ export async function postgresEventBus(url: string): Promise<EventBus> {
       return true;
     },
   };
+  /** Waits for the batch to come back through LISTEN (at most DELIVERY_WAIT_MS). */
+  const cameBack = (seq: string) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, DELIVERY_WAIT_MS).unref();
+      awaiting.set(seq, [...(awaiting.get(seq) ?? []), () => (clearTimeout(timer), resolve())]);
+    }).finally(() => awaiting.delete(seq));
   return {
     pubsub: createPubSub<Topics>({ eventTarget: eventTarget as never }),
+    listen: listenOn(local),
+    async delivered() {
+      // what this tick published is flushed on the next turn of the loop (publish): let it be queued
+      await new Promise((resolve) => setImmediate(resolve));
+      await flushing;
+      const seq = lastPublished;
+      if (seq !== undefined && !seen.has(seq)) await cameBack(seq);
+    },
     async close() {
       closed = true;
       clearTimeout(retryTimer);

@@ -62,7 +62,9 @@ export class WsSessions {
   ) {}
 
   /** Registers an admitted socket (not one that closed while it was being admitted). */
-  open(socket: WebSocket, principal: Principal): Session {
+  open(socket: WebSocket, admitted: Principal): Session {
+    // the memberships found at admission would go stale over the socket's life: its operations ask the database
+    const { memberships: _, ...principal } = admitted;
     const session: Session = { socket, principal, grants: new Map(), live: new Map(), closed: false, started: 0, applied: 0 };
     if (socket.readyState !== socket.OPEN) {
       session.closed = true;

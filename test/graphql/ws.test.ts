@@ -195,7 +195,7 @@ describe("F2: sockets are closed when their credentials go away", () => {
     // another process: its own bus (LISTEN/NOTIFY) and its own admin service on the same database
     const otherBus = await postgresEventBus(app.db.url!);
     try {
-      const otherAdmin = new AdminService(app.db.prisma, app.services.config.authRealm, otherBus.pubsub);
+      const otherAdmin = new AdminService(app.db.prisma, app.services.config.authRealm, otherBus);
       await otherAdmin.revokeApiKey(app.root, await keyIdOf(member.username));
       expect(await ws.closed()).toBe(4403);
     } finally {

@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { Database } from "../../src/db/client.ts";
+import { freshDatabase, usingPostgres } from "../helpers/db.ts";
+import { startServer, type ServerProcess } from "../helpers/process.ts";
+
+/**
+ * README "stops working on every process", with two real server processes on one PostgreSQL
+ * database: each process keeps the identities it admitted lately (src/auth/identity.cache.ts), and a
+ * change made through one process must be in effect on the other by the very next request, however
+ * warm its cache.
+ */
+
+const ADMIN = `Basic ${Buffer.from("admin:admin-pass").toString("base64")}`;
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+
+async function graphql<T>(server: ServerProcess, query: string): Promise<T> {
+  const res = await fetch(`${server.url}/graphql`, {
+    method: "POST",
+    headers: { Authorization: ADMIN, "Content-Type": "application/json" },
+    body: JSON.stringify({ query }),
+  });
+  const body = (await res.json()) as { data?: T; errors?: unknown[] };
+  if (body.errors) throw new Error(JSON.stringify(body.errors));
+  return body.data!;
+}
+
+async function listCases(server: ServerProcess, authorization: string): Promise<number> {
+  const res = await fetch(`${server.url}/a/field/api/case/v2/`, { headers: { Authorization: authorization } });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** Several requests, so that whatever a process caches of the caller is surely cached. */
+async function warm(server: ServerProcess, authorization: string): Promise<void> {
+  for (let i = 0; i < 3; i++) expect(await listCases(server, authorization)).toBe(200);
+}
+
+describe.skipIf(!usingPostgres())("README: a revoked credential stops working on every process at once (PostgreSQL)", () => {
+  const servers: ServerProcess[] = [];
+  let db: Database | undefined;
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.stop("SIGKILL");
+    await db?.close();
+  });
+
+  async function twoProcesses(): Promise<[ServerProcess, ServerProcess]> {
+    db = await freshDatabase();
+    const env = { DATABASE_URL: db.url!, BOOTSTRAP_ADMIN: "admin:admin-pass", WORKERS: "0" };
+    // one after the other: both migrate at start, and the second waits on the first's migration lock
+    const first = await startServer(env);
+    const second = await startServer(env);
+    servers.push(first, second);
+    await graphql(first, `mutation { createDomain(name: "field") { name } }`);
+    await graphql(
+      first,
+      `mutation { createUser(input: { username: "mobile", password: "pw-1", domain: "field", permissions: [ACCESS_API, VIEW_DATA] }) { id } }`,
+    );
+    return [first, second];
+  }
+
+  it("a revoked API key, a deactivated user, a removed membership and a new password are refused by the other process on the very next request", async () => {
+    const [first, second] = await twoProcesses();
+
+    const { createApiKey } = await graphql<{ createApiKey: { key: string; apiKey: { id: string } } }>(
+      first,
+      `mutation { createApiKey(username: "mobile") { key apiKey { id } } }`,
+    );
+    const apiKey = `ApiKey mobile:${createApiKey.key}`;
+    await warm(second, apiKey);
+    await graphql(first, `mutation { revokeApiKey(id: "${createApiKey.apiKey.id}") { id } }`);
+    expect(await listCases(second, apiKey)).toBe(401);
+
+    const password = basic("mobile", "pw-1");
+    await warm(second, password);
+    await graphql(first, `mutation { removeMembership(username: "mobile", domain: "field") }`);
+    expect(await listCases(second, password)).toBe(403);
+
+    await graphql(first, `mutation { setPermissions(username: "mobile", domain: "field", permissions: [ACCESS_API, VIEW_DATA]) { permissions } }`);
+    await warm(second, password);
+    await graphql(first, `mutation { setUserActive(username: "mobile", active: false) { isActive } }`);
+    expect(await listCases(second, password)).toBe(401);
+
+    await graphql(first, `mutation { setUserActive(username: "mobile", active: true) { isActive } }`);
+    await warm(second, password);
+    await graphql(first, `mutation { createUser(input: { username: "mobile", password: "pw-2" }) { id } }`);
+    expect(await listCases(second, password)).toBe(401);
+    expect(await listCases(second, basic("mobile", "pw-2"))).toBe(200);
+  }, 120_000);
+});
