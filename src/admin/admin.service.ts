@@ -4,7 +4,7 @@ import { isUuid, newToken } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
 import { isPermission, type Permission, type Principal } from "../auth/principal.ts";
 import { OAUTH_GRANTS } from "../auth/oauth.ts";
-import { digestHa1, hashPassword, hashToken } from "../auth/secrets.ts";
+import { digestHa1, hashPassword, hashToken, verifyUserPassword } from "../auth/secrets.ts";
 import { CREDENTIALS_CHANGED } from "../auth/credential.events.ts";
 import type { EventBus } from "../events/bus.ts";
 
@@ -134,6 +134,16 @@ export class AdminService {
 
   /** Ensures a superuser with this password exists (BOOTSTRAP_ADMIN at start-up). */
   async bootstrapSuperuser(username: string, password: string) {
+    // every process of a database starts with the same BOOTSTRAP_ADMIN: one already in place is left
+    // alone (a new salt would be a new password to the admin's open sockets on the other processes); a new
+    // password, or a new AUTH_REALM for Digest, is set and announced
+    const existing = await this.prisma.user.findUnique({ where: { username } });
+    const unchanged =
+      existing?.isSuperuser &&
+      existing.isActive &&
+      existing.digestHa1Sha256 === digestHa1("SHA-256", username, this.realm, password) &&
+      (await verifyUserPassword(password, existing.passwordHash));
+    if (unchanged) return;
     const secrets = await this.passwordFields(username, password);
     const user = await this.prisma.user.upsert({
       where: { username },
