@@ -73,9 +73,9 @@ async function throwawayPostgres(): Promise<string> {
 }
 
 async function startServer(env: Record<string, string>): Promise<{ url: string; child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn("sh", ["scripts/start.sh"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "error", ...env },
+    env: { ...process.env, NODE: process.execPath, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "error", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

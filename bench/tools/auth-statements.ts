@@ -25,9 +25,17 @@ const port = await new Promise<string>((resolve) => {
 const url = execFileSync(path.join(ROOT, "scripts/pg-cluster.sh"), ["start", dir, port], { encoding: "utf8" }).trim();
 const stopCluster = () => execFileSync(path.join(ROOT, "scripts/pg-cluster.sh"), ["stop", dir]);
 
-const server = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+const server = spawn("sh", ["scripts/start.sh"], {
   cwd: ROOT,
-  env: { ...process.env, DATABASE_URL: url, PORT: "0", WORKERS: "0", LOG_LEVEL: "error", BOOTSTRAP_ADMIN: "admin:admin-pass" },
+  env: {
+    ...process.env,
+    NODE: process.execPath,
+    DATABASE_URL: url,
+    PORT: "0",
+    WORKERS: "0",
+    LOG_LEVEL: "error",
+    BOOTSTRAP_ADMIN: "admin:admin-pass",
+  },
   stdio: ["ignore", "pipe", "inherit"],
 });
 const base = await new Promise<string>((resolve, reject) => {

@@ -28,11 +28,14 @@ export interface StartOptions {
 }
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
+const START_SCRIPT = path.join(ROOT, "scripts/start.sh");
 
 export async function startServer(env: Record<string, string>, timeoutMs = 60_000, options: StartOptions = {}): Promise<ServerProcess> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: "0", LOG_LEVEL: "error", ...env };
   if (options.production || options.npmStart) delete childEnv.NODE_ENV;
-  const [command, args] = options.npmStart ? ["npm", ["start"]] : [process.execPath, ["--import", "tsx", "src/main.ts"]];
+  // the server as npm start runs it (scripts/start.sh), with this node
+  if (!options.npmStart) childEnv.NODE = process.execPath;
+  const [command, args] = options.npmStart ? ["npm", ["start"]] : ["sh", [START_SCRIPT]];
   const child = spawn(command, args, { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: options.npmStart });
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));

@@ -18,14 +18,17 @@ import { startServer, type ServerProcess } from "../helpers/process.ts";
  * within a fixed allowance above its RSS when idle.
  *
  * Why above idle, not an absolute figure: the embedded database (PGlite) lives in the server
- * process and holds about 650 MB by itself (its start peaks near 1.2 GB), so the peak is reset
- * (/proc/<pid>/clear_refs) once the server is idle and the growth from there is what is bounded.
+ * process and its size varies with the machine, so the peak is reset (/proc/<pid>/clear_refs) once
+ * the server is idle and the growth from there is what is bounded. The server runs as npm start
+ * runs it (scripts/start.sh): without its one malloc arena (glibc's arenas per thread kept what
+ * they had held) the growth was 230-275 MB.
  * On PostgreSQL (TEST_DATABASE_URL) the same archive goes into the database's chunked blob store.
  */
 
 /**
  * What the upload and the job may add to the idle server's RSS, whatever the archive's size.
- * Measured: +72 to +126 MB embedded; +157 to +224 MB on PostgreSQL, where every byte also passes
+ * Measured (2026-11-26, 2-core machine): +95 to +105 MB embedded (idle 340-400 MB, peak 445-500 MB);
+ * +157 to +224 MB on PostgreSQL, where every byte also passes
  * through the blob store's chunk queries twice (the archive in and out, the matched media in) as
  * short-lived hex strings that V8 collects late. Bounded, not proportional to the 1 GB.
  */
