@@ -14,9 +14,9 @@ import {
   MemberDamage,
   STORED,
   verifiedMemberData,
-  ZIP_OPTIONS,
   type ZipLimits,
 } from "./zip-entries.ts";
+import { dataStart, openDirectory, WindowedFile } from "./zip-file.ts";
 
 /**
  * The upload-time validation of a multimedia archive (CONTRACT §4 "POST {app_id}/multimedia/"):
@@ -35,136 +35,10 @@ import {
 
 export type ArchiveCheck = { state: "ok"; entries: number } | { state: "not-zip" } | { state: "corrupt" };
 
-/** How much of the archive one read takes (several small members at once). */
-const WINDOW_BYTES = 4 * 1024 * 1024;
 /** How much compressed data of a large member is handed to the inflater at a time. */
 const STREAM_CHUNK_BYTES = 1024 * 1024;
 /** How much of the central directory one read takes. */
 const DIRECTORY_BLOCK_BYTES = 1024 * 1024;
-const LOCAL_HEADER_BYTES = 30;
-const LOCAL_HEADER_SIGNATURE = 0x04034b50;
-
-interface Window {
-  start: number;
-  data: Buffer;
-}
-
-/**
- * Reads of the archive served from a window of it, the next window being read ahead while this
- * one is checked (members lie one after the other, so reads mostly run forward).
- */
-class WindowedFile {
-  private window: Window = { start: 0, data: Buffer.alloc(0) };
-  private ahead: { start: number; read: Promise<Window> } | undefined;
-
-  constructor(
-    private readonly handle: FileHandle,
-    readonly size: number,
-  ) {}
-
-  /** `length` bytes at `position` (fewer only at the end of the file). */
-  async bytes(position: number, length: number): Promise<Buffer> {
-    const first = await this.chunk(position, length);
-    if (first.length === length || first.length === 0) return first;
-    // across the end of a window: the rest from the next
-    const parts = [first];
-    let got = first.length;
-    while (got < length) {
-      const next = await this.chunk(position + got, length - got);
-      if (next.length === 0) break;
-      parts.push(next);
-      got += next.length;
-    }
-    return Buffer.concat(parts);
-  }
-
-  /** Up to `maxLength` bytes at `position`, as far as the window holding `position` goes (none past the end of the file). */
-  async chunk(position: number, maxLength: number): Promise<Buffer> {
-    const { start, data } = this.window;
-    if (position < start || position >= start + data.length) this.window = await this.windowAt(position);
-    const offset = position - this.window.start;
-    return this.window.data.subarray(offset, offset + maxLength);
-  }
-
-  /** Lets the read ahead finish (before the file is closed). */
-  async settle(): Promise<void> {
-    await this.ahead?.read.catch(() => {});
-  }
-
-  private async windowAt(position: number): Promise<Window> {
-    const ahead = this.ahead;
-    this.ahead = undefined;
-    let window: Window | undefined;
-    if (ahead && position >= ahead.start && position < ahead.start + WINDOW_BYTES) {
-      window = await ahead.read;
-      if (position >= window.start + window.data.length) window = undefined;
-    } else {
-      await ahead?.read.catch(() => {});
-    }
-    window ??= await this.read(position);
-    const next = window.start + window.data.length;
-    if (window.data.length > 0 && next < this.size) {
-      const read = this.read(next);
-      read.catch(() => {}); // awaited when used, or by settle()
-      this.ahead = { start: next, read };
-    }
-    return window;
-  }
-
-  private async read(position: number): Promise<Window> {
-    // a fresh buffer each time: a slice handed out earlier may still be in use
-    const data = Buffer.allocUnsafe(Math.max(0, Math.min(WINDOW_BYTES, this.size - position)));
-    let filled = 0;
-    while (filled < data.length) {
-      const { bytesRead } = await this.handle.read(data, filled, data.length - filled, position + filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    return { start: position, data: data.subarray(0, filled) };
-  }
-}
-
-/**
- * yauzl's reads (the end record, then the central directory record by record) served from blocks
- * of the file: one read per block rather than two per member.
- */
-class DirectoryReader extends yauzl.RandomAccessReader {
-  private block: Window = { start: 0, data: Buffer.alloc(0) };
-
-  constructor(private readonly handle: FileHandle) {
-    super();
-  }
-
-  override read(buffer: Buffer, offset: number, length: number, position: number, callback: (error: Error | null, bytesRead?: number) => void): void {
-    const copy = (block: Window) =>
-      block.data.copy(buffer, offset, position - block.start, Math.min(position - block.start + length, block.data.length));
-    if (position >= this.block.start && position + length <= this.block.start + this.block.data.length) {
-      const copied = copy(this.block);
-      return void process.nextTick(callback, null, copied);
-    }
-    const data = Buffer.allocUnsafe(Math.max(length, DIRECTORY_BLOCK_BYTES));
-    this.handle.read(data, 0, data.length, position).then(
-      ({ bytesRead }) => {
-        this.block = { start: position, data: data.subarray(0, bytesRead) };
-        callback(null, copy(this.block));
-      },
-      (error: Error) => callback(error),
-    );
-  }
-
-  override _readStreamForRange(): never {
-    throw new Error("member data is read by WindowedFile");
-  }
-}
-
-/** Where the member's data starts, after its local header (whose signature must be there). */
-async function dataStart(file: WindowedFile, entry: yauzl.Entry): Promise<number> {
-  const header = await file.bytes(entry.relativeOffsetOfLocalHeader, LOCAL_HEADER_BYTES);
-  if (header.length < LOCAL_HEADER_BYTES || header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw new MemberDamage("local header");
-  const start = entry.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + header.readUInt16LE(26) + header.readUInt16LE(28);
-  if (start + entry.compressedSize > file.size) throw new MemberDamage("data past the end of the file");
-  return start;
-}
 
 /** A small member: one read, verified as processing verifies it. */
 async function checkSmall(file: WindowedFile, entry: yauzl.Entry, start: number): Promise<void> {
@@ -214,15 +88,6 @@ async function checkMember(file: WindowedFile, entry: yauzl.Entry): Promise<void
 
 const ZIP_MAGIC = ["PK\x03\x04", "PK\x05\x06", "PK\x07\x08"];
 
-/** The archive's central directory, read through `handle`; yauzl's error when it does not read. */
-function openDirectory(handle: FileHandle, size: number): Promise<yauzl.ZipFile> {
-  return new Promise((resolve, reject) =>
-    yauzl.fromRandomAccessReader(new DirectoryReader(handle), size, { ...ZIP_OPTIONS, autoClose: false }, (error, zip) =>
-      error || !zip ? reject(error ?? new Error("no zip")) : resolve(zip),
-    ),
-  );
-}
-
 /** Checks the members the job will read, in central-directory order; rejects at the first damaged one. */
 function checkMembers(zip: yauzl.ZipFile, data: WindowedFile, limits: ZipLimits): Promise<void> {
   let expanded = 0;
@@ -247,7 +112,7 @@ function checkMembers(zip: yauzl.ZipFile, data: WindowedFile, limits: ZipLimits)
 
 /** Whether the entries the job reads expand the archive beyond its ratio limit (a second pass over the directory). */
 async function overArchiveRatio(handle: FileHandle, size: number, limits: ZipLimits): Promise<boolean> {
-  const zip = await openDirectory(handle, size);
+  const zip = await openDirectory(handle, size, DIRECTORY_BLOCK_BYTES);
   try {
     return archiveRatioRefusal(await declaredExpansion(zip, limits), size, limits) !== undefined;
   } finally {
@@ -264,7 +129,7 @@ export async function checkArchive(file: string, limits: ZipLimits): Promise<Arc
     if (!ZIP_MAGIC.includes(head.toString("latin1"))) return { state: "not-zip" };
     const size = (await handle.stat()).size;
     // a directory that does not read is corrupt; a failure to read the file is not (as for members)
-    const zip = await openDirectory(handle, size).catch((error: unknown) => {
+    const zip = await openDirectory(handle, size, DIRECTORY_BLOCK_BYTES).catch((error: unknown) => {
       if (isSystemError(error)) throw error;
     });
     if (!zip) return { state: "corrupt" };

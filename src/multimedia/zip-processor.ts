@@ -1,11 +1,11 @@
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { once } from "node:events";
 import { mkdtemp, open, rm, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
-import { setTimeout as delay } from "node:timers/promises";
+import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
 import { crc32 } from "node:zlib";
 import { fileTypeFromBuffer } from "file-type";
 import yauzl from "yauzl";
@@ -23,11 +23,11 @@ import {
   IN_MEMORY_BYTES,
   isSystemError,
   MemberDamage,
-  openZip,
   STORED,
   verifiedMemberData,
   type ZipLimits,
 } from "./zip-entries.ts";
+import { dataStart, openDirectory, WindowedFile } from "./zip-file.ts";
 
 /**
  * Processes a multimedia archive (CONTRACT §4 "Processing"): entries in order, streamed one at a
@@ -63,7 +63,16 @@ const SNIFF_BYTES = 4100;
 /** The reason listed for an entry whose data is damaged (header, deflate stream, CRC, truncation). */
 export const UNREADABLE_ENTRY = "Error reading file";
 
-export type Spooled = { size: number; sha256: string; md5: string; head: Buffer } & ({ buffer: Buffer } | { file: string });
+type Digests = { sha256: string; md5: string };
+
+/** An entry read; a small one's digests are computed only once it matches (digestsOf). */
+export type Spooled = { size: number; head: Buffer } & ({ buffer: Buffer } | ({ buffer: Buffer } & Digests) | ({ file: string } & Digests));
+
+/** sha256 for the dedupe, md5 for the wire: from memory, unless the read computed them already. */
+function digestsOf(spooled: Spooled): Digests {
+  if ("sha256" in spooled) return spooled;
+  return { sha256: hash("sha256", spooled.buffer, "hex"), md5: hash("md5", spooled.buffer, "hex") };
+}
 
 /** Waits until a stream has let go of its file descriptor, however it ended. */
 async function released(stream: WriteStream | undefined): Promise<void> {
@@ -152,19 +161,15 @@ function isSmall(entry: yauzl.Entry): boolean {
 }
 
 /**
- * A small entry read with one file read (and one inflate) instead of a stream of 16 KiB reads: in
- * archives of many small files those round trips were most of the time. The same checks as the
- * stream: the size it claims, then its CRC-32.
+ * A small entry read whole from the archive's windows (no read of its own: in archives of many
+ * small files the reads, not the bytes, were most of the time) and inflated at once, with the same
+ * checks as the stream: the size it claims, then its CRC-32. Not hashed yet: an entry that matches
+ * no reference never is.
  */
-async function readSmall(zip: yauzl.ZipFile, archive: FileHandle, entry: yauzl.Entry): Promise<Spooled> {
-  const { fileDataStart } = await zip.readLocalFileHeaderPromise(entry, { minimal: true });
-  const raw = Buffer.allocUnsafe(entry.compressedSize);
-  const { bytesRead } = await archive.read(raw, 0, raw.length, fileDataStart);
-  if (bytesRead !== raw.length) throw new Error("entry data cut short");
+async function readSmall(archive: WindowedFile, entry: yauzl.Entry): Promise<Spooled> {
+  const raw = await archive.bytes(await dataStart(archive, entry), entry.compressedSize);
   const data = await verifiedMemberData(entry, raw);
-  const sha256 = createHash("sha256").update(data).digest("hex");
-  const md5 = createHash("md5").update(data).digest("hex");
-  return { size: data.length, sha256, md5, head: data.subarray(0, SNIFF_BYTES), buffer: data };
+  return { size: data.length, head: data.subarray(0, SNIFF_BYTES), buffer: data };
 }
 
 /**
@@ -173,13 +178,13 @@ async function readSmall(zip: yauzl.ZipFile, archive: FileHandle, entry: yauzl.E
  */
 async function readEntry(
   zip: yauzl.ZipFile,
-  archive: FileHandle,
+  archive: WindowedFile,
   entry: yauzl.Entry,
   target: string,
   maxBytes: number,
 ): Promise<Spooled | { unreadable: string }> {
   try {
-    if (isSmall(entry)) return await readSmall(zip, archive, entry);
+    if (isSmall(entry)) return await readSmall(archive, entry);
     return await spool(await openEntry(zip, entry), target, { crc32: entry.crc32, maxBytes });
   } catch (error) {
     const larger = error instanceof ArchiveError || (error instanceof MemberDamage && error.larger);
@@ -193,9 +198,9 @@ async function readEntry(
 const FD_CLOSE_WAIT_MS = 5000;
 
 /**
- * Closes the archive and waits for its file descriptor to close, which happens once every entry
- * stream has let go of it too, so that a job leaves no open file behind (bounded, should a stream
- * still hold it).
+ * Closes the archive's directory and waits until every entry stream has let go of the file too,
+ * so that closing the file afterwards leaves nothing reading it (bounded, should a stream still
+ * hold it).
  */
 async function closeArchive(zip: yauzl.ZipFile, fdClosed: Promise<void>): Promise<void> {
   zip.close();
@@ -232,21 +237,36 @@ function entryReader(zip: yauzl.ZipFile): { next(): Promise<yauzl.Entry | null> 
  * Why the whole archive is refused for its expansion ratio, from its central directory alone
  * (before any entry is inflated), or undefined. A directory that does not read is corrupt.
  */
-async function ratioRefusal(file: string, limits: ZipLimits): Promise<string | undefined> {
-  let zip: yauzl.ZipFile;
-  try {
-    zip = await openZip(file, false);
-  } catch (error) {
-    throw new ArchiveError(`ZIP file is corrupt: ${(error as Error).message}`);
-  }
+async function ratioRefusal(handle: FileHandle, size: number, limits: ZipLimits): Promise<string | undefined> {
+  const zip = await openDirectory(handle, size, BLOCK_BYTES).catch((error: Error) => {
+    throw new ArchiveError(`ZIP file is corrupt: ${error.message}`);
+  });
   const fdClosed = new Promise<void>((resolve) => zip.once("close", resolve));
   try {
     const expanded = await declaredExpansion(zip, limits).catch((error: Error) => {
       throw new ArchiveError(`ZIP file is corrupt: ${error.message}`);
     });
-    return archiveRatioRefusal(expanded, zip.fileSize, limits);
+    return archiveRatioRefusal(expanded, size, limits);
   } finally {
     await closeArchive(zip, fdClosed);
+  }
+}
+
+/**
+ * How much of the file one read of the central directory or of a large entry's local header takes
+ * (small entries are read from the windows of WindowedFile).
+ */
+const BLOCK_BYTES = 64 * 1024;
+
+/** The archive file, open; any failure to open it is the archive's. */
+async function openArchive(file: string): Promise<{ handle: FileHandle; size: number }> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(file, "r");
+    return { handle, size: (await handle.stat()).size };
+  } catch (error) {
+    await handle?.close();
+    throw new ArchiveError(`ZIP file is corrupt: ${(error as Error).message}`);
   }
 }
 
@@ -257,22 +277,37 @@ export async function processArchive(
   tempRoot: string,
   hooks: ProcessHooks,
 ): Promise<{ result: ArchiveResult; stored: StoredMedia[] }> {
+  const { handle, size } = await openArchive(file);
+  try {
+    return await processOpenArchive(handle, size, references, limits, tempRoot, hooks);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function processOpenArchive(
+  file: FileHandle,
+  size: number,
+  references: Reference[],
+  limits: ZipLimits,
+  tempRoot: string,
+  hooks: ProcessHooks,
+): Promise<{ result: ArchiveResult; stored: StoredMedia[] }> {
   const byPath = new Map(references.map((r) => [r.path.toLowerCase(), r]));
   const result = emptyArchiveResult();
   const stored: StoredMedia[] = [];
-  const refusal = await ratioRefusal(file, limits);
+  const refusal = await ratioRefusal(file, size, limits);
   if (refusal) throw new ArchiveError(refusal);
   const dir = await mkdtemp(path.join(tempRoot, tempPrefix("archive")));
   let zip: yauzl.ZipFile;
   try {
-    // the next entry is read ahead of the current one's data: the file is closed by closeArchive
-    zip = await openZip(file, false);
+    zip = await openDirectory(file, size, BLOCK_BYTES);
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw new ArchiveError(`ZIP file is corrupt: ${(error as Error).message}`);
   }
   const fdClosed = new Promise<void>((resolve) => zip.once("close", resolve));
-  let archive: FileHandle | undefined;
+  const archive = new WindowedFile(file, size);
   const total = zip.entryCount;
   result.total_files = total;
   let current = 0;
@@ -297,7 +332,7 @@ export async function processArchive(
       throw new ArchiveError(`The archive expands beyond the limit of ${limits.maxTotalBytes} bytes.`);
     }
     const target = path.join(dir, "entry");
-    const spooled = await (prefetched ?? readEntry(zip, archive!, entry, target, limits.maxEntryBytes));
+    const spooled = await (prefetched ?? readEntry(zip, archive, entry, target, limits.maxEntryBytes));
     if ("unreadable" in spooled) return void unmatched(name, spooled.unreadable);
     try {
       const sniffed = await fileTypeFromBuffer(spooled.head).catch(() => undefined);
@@ -311,12 +346,13 @@ export async function processArchive(
         return void unmatched(name, `Did not match any ${MEDIA_LABEL[mediaType]} paths in application.`);
       }
       const content = "buffer" in spooled ? { buffer: spooled.buffer } : { file: spooled.file };
-      const fileId = await hooks.store({ content, sha256: spooled.sha256, md5: spooled.md5, size: spooled.size, contentType, mediaType });
-      stored.push({ canonicalPath: reference.path, mediaType, fileId, sha256: spooled.sha256 });
+      const { sha256, md5 } = digestsOf(spooled);
+      const fileId = await hooks.store({ content, sha256, md5, size: spooled.size, contentType, mediaType });
+      stored.push({ canonicalPath: reference.path, mediaType, fileId, sha256 });
       result.matched_files[MEDIA_CLASS[mediaType]].push({
         path: reference.path,
         original_path: name,
-        md5: spooled.md5,
+        md5,
         size: spooled.size,
         content_type: contentType,
       });
@@ -328,13 +364,12 @@ export async function processArchive(
   };
 
   try {
-    archive = await open(file, "r");
     const entries = entryReader(zip);
     // A small entry's data is read while the one before it is hashed and matched (one entry ahead
     // at most, so memory stays bounded); entries are still handled strictly in order.
     const prefetch = (entry: yauzl.Entry | null): Read | undefined => {
       if (!entry || entryName(entry).endsWith("/") || !isSmall(entry)) return undefined;
-      const read = readEntry(zip, archive!, entry, path.join(dir, "entry"), limits.maxEntryBytes);
+      const read = readEntry(zip, archive, entry, path.join(dir, "entry"), limits.maxEntryBytes);
       read.catch(() => {}); // awaited in turn; a job stopped early must not leave it unhandled
       return read;
     };
@@ -346,11 +381,14 @@ export async function processArchive(
       const followingRead = prefetch(following);
       await handle(entry, read);
       await hooks.progress(++current, total);
+      // entries read from memory settle as microtasks: a turn of the event loop after each lets
+      // the server's timers and sockets (the progress events sent out) run meanwhile
+      await nextTurn();
       [entry, read] = [following, followingRead];
     }
   } finally {
-    await archive?.close();
     await closeArchive(zip, fdClosed);
+    await archive.settle();
     await rm(dir, { recursive: true, force: true });
   }
   result.unmatched_count = result.unmatched_files.length;

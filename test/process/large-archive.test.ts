@@ -27,7 +27,7 @@ import { startServer, type ServerProcess } from "../helpers/process.ts";
 
 /**
  * What the upload and the job may add to the idle server's RSS, whatever the archive's size.
- * Measured (2026-11-26, 2-core machine): +95 to +105 MB embedded (idle 340-400 MB, peak 445-500 MB);
+ * Measured (2026-11-26, 2-core machine): +71 to +74 MB embedded (idle 330-340 MB, peak 400-410 MB);
  * +157 to +224 MB on PostgreSQL, where every byte also passes
  * through the blob store's chunk queries twice (the archive in and out, the matched media in) as
  * short-lived hex strings that V8 collects late. Bounded, not proportional to the 1 GB.

@@ -1,0 +1,227 @@
+import { fstatSync } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { Readable } from "node:stream";
+import yauzl from "yauzl";
+import { MemberDamage, ZIP_OPTIONS } from "./zip-entries.ts";
+
+/**
+ * How the upload check (zip-check.ts) and the processor (zip-processor.ts) read an archive's
+ * bytes: few, large reads. Each read is a round trip to the thread pool, and with thousands of
+ * small members those round trips, not the bytes, were most of the time (yauzl's own file reader
+ * takes two reads per directory record and one or two per local header).
+ */
+
+/** How much of the archive one read of `WindowedFile` takes (several small members at once). */
+const WINDOW_BYTES = 4 * 1024 * 1024;
+/** How much of a member streamed by yauzl one read takes. */
+const STREAM_CHUNK_BYTES = 256 * 1024;
+const LOCAL_HEADER_BYTES = 30;
+const LOCAL_HEADER_SIGNATURE = 0x04034b50;
+
+interface Window {
+  start: number;
+  data: Buffer;
+}
+
+/**
+ * How many of `length` bytes at `position` the file still holds. Bytes read earlier are served
+ * only as far as the file still goes, so that an archive cut short while it is read fails as it
+ * did when every record was read from the file (a synchronous fstat: no thread-pool round trip).
+ */
+function stillThere(handle: FileHandle, position: number, length: number): number {
+  return Math.max(0, Math.min(length, fstatSync(handle.fd).size - position));
+}
+
+/** Reads `length` bytes at `position` into `buffer` from its start; how many it read (fewer only at the end of the file). */
+async function readInto(handle: FileHandle, buffer: Buffer, position: number, length: number): Promise<number> {
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled;
+}
+
+/** Reads `length` bytes at `position` into a fresh buffer (fewer only at the end of the file). */
+async function readAt(handle: FileHandle, position: number, length: number): Promise<Window> {
+  const data = Buffer.allocUnsafe(Math.max(0, length));
+  return { start: position, data: data.subarray(0, await readInto(handle, data, position, data.length)) };
+}
+
+const NO_WINDOW: Window = { start: 0, data: Buffer.alloc(0) };
+
+/**
+ * Reads of the archive served from a window of it, the next window being read ahead while this
+ * one is used (members lie one after the other, so reads mostly run forward). The two windows'
+ * buffers are allocated once and filled in turn, so what is served is a copy: a fresh 4 MiB
+ * buffer per window was garbage that V8 collected late (a 1 GB archive made the server grow by
+ * 118-166 MB, not 71-74). A window's buffer is read into only once no call can be served from it.
+ * Calls may overlap (the processor reads one entry ahead): they take turns, so that the read ahead
+ * is used once.
+ */
+export class WindowedFile {
+  private window = NO_WINDOW;
+  private ahead: { start: number; read: Promise<Window> } | undefined;
+  private turn: Promise<unknown> = Promise.resolve();
+  /** the buffers the window and the read ahead fill in turn (allocated on first use) */
+  private buffers: [Buffer, Buffer] | undefined;
+
+  constructor(
+    private readonly handle: FileHandle,
+    readonly size: number,
+  ) {}
+
+  /** `length` bytes at `position` (fewer only at the end of the file), the caller's own. */
+  async bytes(position: number, length: number): Promise<Buffer> {
+    const first = await this.chunk(position, length);
+    if (first.length === length || first.length === 0) return first;
+    // across the end of a window: the rest from the next
+    const parts = [first];
+    let got = first.length;
+    while (got < length) {
+      const next = await this.chunk(position + got, length - got);
+      if (next.length === 0) break;
+      parts.push(next);
+      got += next.length;
+    }
+    return Buffer.concat(parts);
+  }
+
+  /**
+   * Up to `maxLength` bytes at `position`, as far as the window holding `position` goes (none past
+   * the end of the file), the caller's own.
+   */
+  chunk(position: number, maxLength: number): Promise<Buffer> {
+    const served = (window: Window) => {
+      const offset = position - window.start;
+      return Buffer.from(window.data.subarray(offset, offset + stillThere(this.handle, position, maxLength)));
+    };
+    if (this.holds(this.window, position)) return Promise.resolve(served(this.window));
+    const read = this.turn.then(async () => {
+      if (!this.holds(this.window, position)) await this.moveTo(position);
+      return served(this.window);
+    });
+    this.turn = read.catch(() => {});
+    return read;
+  }
+
+  /** Lets the reads in flight finish (before the file is closed). */
+  async settle(): Promise<void> {
+    await this.turn;
+    await this.ahead?.read.catch(() => {});
+  }
+
+  private holds(window: Window, position: number): boolean {
+    return position >= window.start && position < window.start + window.data.length;
+  }
+
+  /** Makes the window the one holding `position`, and reads the next one ahead. */
+  private async moveTo(position: number): Promise<void> {
+    const ahead = this.ahead;
+    this.ahead = undefined;
+    // nothing is served from the window left behind any more: its buffer is read into next
+    this.window = NO_WINDOW;
+    let window: Window | undefined;
+    if (ahead && position >= ahead.start && position < ahead.start + WINDOW_BYTES) {
+      window = await ahead.read;
+      if (!this.holds(window, position)) window = undefined;
+    } else {
+      await ahead?.read.catch(() => {});
+    }
+    const [mine, other] = this.freeBuffers(window);
+    this.window = window ?? (await this.read(position, mine));
+    const next = this.window.start + this.window.data.length;
+    if (this.window.data.length > 0 && next < this.size) {
+      const read = this.read(next, other);
+      read.catch(() => {}); // awaited when used, or by settle()
+      this.ahead = { start: next, read };
+    }
+  }
+
+  /** The buffer to read the window into and the one for the read ahead: `kept`'s buffer is neither. */
+  private freeBuffers(kept: Window | undefined): [Buffer, Buffer] {
+    const bytes = Math.min(WINDOW_BYTES, this.size);
+    this.buffers ??= [Buffer.allocUnsafeSlow(bytes), Buffer.allocUnsafeSlow(bytes)];
+    const [a, b] = this.buffers;
+    return kept?.data.buffer === b.buffer ? [b, a] : [a, b];
+  }
+
+  private async read(position: number, into: Buffer): Promise<Window> {
+    const length = Math.min(into.length, this.size - position);
+    return { start: position, data: into.subarray(0, await readInto(this.handle, into, position, length)) };
+  }
+}
+
+/**
+ * yauzl's reads (the end record, the central directory record by record, local headers) served
+ * from blocks of the file: one read per block rather than two per record. Member data streamed by
+ * yauzl (`openReadStream`) is read straight from the file. The caller owns `handle` and closes it
+ * once the ZipFile has emitted "close" (every stream let go of it).
+ */
+class BlockReader extends yauzl.RandomAccessReader {
+  private block: Window = { start: 0, data: Buffer.alloc(0) };
+
+  constructor(
+    private readonly handle: FileHandle,
+    private readonly blockBytes: number,
+  ) {
+    super();
+  }
+
+  override read(buffer: Buffer, offset: number, length: number, position: number, callback: (error: Error | null, bytesRead?: number) => void): void {
+    const copy = (block: Window) =>
+      block.data.copy(
+        buffer,
+        offset,
+        position - block.start,
+        Math.min(position - block.start + stillThere(this.handle, position, length), block.data.length),
+      );
+    if (position >= this.block.start && position + length <= this.block.start + this.block.data.length) {
+      const copied = copy(this.block);
+      return void process.nextTick(callback, null, copied);
+    }
+    readAt(this.handle, position, Math.max(length, this.blockBytes)).then(
+      (block) => {
+        this.block = block;
+        callback(null, copy(block));
+      },
+      (error: Error) => callback(error),
+    );
+  }
+
+  override _readStreamForRange(start: number, end: number): Readable {
+    // not handle.createReadStream: destroying such a stream closes the handle, autoClose or not
+    const handle = this.handle;
+    async function* range() {
+      for (let at = start; at < end; ) {
+        const { data } = await readAt(handle, at, Math.min(STREAM_CHUNK_BYTES, end - at));
+        if (data.length === 0) return;
+        at += data.length;
+        yield data;
+      }
+    }
+    return Readable.from(range(), { objectMode: false });
+  }
+}
+
+/**
+ * The archive's central directory, read through `handle` in blocks of `blockBytes`; yauzl's error
+ * when it does not read.
+ */
+export function openDirectory(handle: FileHandle, size: number, blockBytes: number): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) =>
+    yauzl.fromRandomAccessReader(new BlockReader(handle, blockBytes), size, { ...ZIP_OPTIONS, autoClose: false }, (error, zip) =>
+      error || !zip ? reject(error ?? new Error("no zip")) : resolve(zip),
+    ),
+  );
+}
+
+/** Where the member's data starts, after its local header (whose signature must be there). */
+export async function dataStart(file: WindowedFile, entry: yauzl.Entry): Promise<number> {
+  const header = await file.bytes(entry.relativeOffsetOfLocalHeader, LOCAL_HEADER_BYTES);
+  if (header.length < LOCAL_HEADER_BYTES || header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw new MemberDamage("local header");
+  const start = entry.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + header.readUInt16LE(26) + header.readUInt16LE(28);
+  if (start + entry.compressedSize > file.size) throw new MemberDamage("data past the end of the file");
+  return start;
+}
