@@ -1,6 +1,16 @@
 import type { IncomingMessage, Server } from "node:http";
-import { GraphQLError, getOperationAST, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from "graphql";
+import {
+  GraphQLError,
+  getOperationAST,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from "graphql";
 import { useServer } from "graphql-ws/use/ws";
+import { LRUCache } from "lru-cache";
 import { WebSocketServer } from "ws";
 import type { Admission } from "../admission/admission.ts";
 import { clientAddress } from "../admission/client-address.ts";
@@ -17,6 +27,7 @@ import { abortedResult } from "./budget.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, rateLimitedError, withCode } from "./errors.ts";
 import { costError, limitRules, operationToRun, parseDocument, queryCost } from "./limits.ts";
+import { SubscriptionEvents, type WireResult } from "./subscription-events.ts";
 import { untrustedDocumentError, type TrustedDocuments } from "./trusted-documents.ts";
 import { TOO_MANY_SUBSCRIPTIONS, WsSessions, type Session } from "./ws-sessions.ts";
 
@@ -145,8 +156,47 @@ function isSubscription(document: DocumentNode, operationName: string | null | u
   return !(operation instanceof GraphQLError) && operation.operation === "subscription";
 }
 
+/** A document as parsed and validated once for every subscribe message that sends its text. */
+interface CheckedDocument {
+  document: DocumentNode;
+  errors: readonly GraphQLError[];
+}
+
+/**
+ * The documents subscribe messages sent, by text, parsed and validated once: a wall of dashboards
+ * sends one text thousands of times, and each kept its own syntax tree for as long as it was
+ * subscribed. One tree per text also lets their events share one execution
+ * (subscription-events.ts). Bounded by the texts' total length.
+ */
+function documentCache(schema: GraphQLSchema, config: WsEndpointOptions["config"]): (query: string) => CheckedDocument {
+  const rules = [...specifiedRules, ...limitRules(config)];
+  const cache = new LRUCache<string, CheckedDocument>({ maxSize: 4 * 1024 * 1024, sizeCalculation: (_, query) => query.length || 1 });
+  return (query) => {
+    let checked = cache.get(query);
+    if (!checked) {
+      const document = parseDocument(query, config); // a syntax error throws, and is not kept
+      checked = { document, errors: validate(schema, document, rules) };
+      cache.set(query, checked);
+    }
+    return checked;
+  };
+}
+
+/**
+ * An operation's (or subscription event's) result as it is sent: one whose budget ran out answers
+ * its one error, as over HTTP; graphql-ws does not run Apollo's formatError: the other errors get
+ * the same codes.
+ */
+function wireResult(args: ExecutionArgs, result: Pick<ExecutionResult, "errors">): WireResult {
+  return (
+    abortedResult((args.contextValue as GraphQLContext).budget, getOperationAST(args.document, args.operationName)?.operation) ??
+    (result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : (result as WireResult))
+  );
+}
+
 export function createWsEndpoint({ schema, httpServer, admission, pubsub, config, context, trustedDocuments }: WsEndpointOptions): WsEndpoint {
-  const rules = limitRules(config);
+  const checkedDocument = documentCache(schema, config);
+  const events = new SubscriptionEvents({ context, wire: wireResult });
   const sessions = new WsSessions(admission, { perSocket: config.wsMaxSubscriptionsPerSocket, perUser: config.wsMaxSubscriptionsPerUser });
   const stopFollowing = followCredentialChanges(pubsub, sessions);
   const stopRechecking = periodicRecheck(sessions, config.wsRecheckSeconds);
@@ -174,12 +224,13 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
         const gone = await recheckBeforeOperation(sessions, session);
         if (gone) return gone;
         if (trustedDocuments && !trustedDocuments.has(payload.query)) return [untrustedDocumentError()];
-        let document: DocumentNode;
+        let checked: CheckedDocument;
         try {
-          document = parseDocument(payload.query, config);
+          checked = checkedDocument(payload.query);
         } catch (error) {
           return withCode([error as GraphQLError], "GRAPHQL_PARSE_FAILED");
         }
+        const { document } = checked;
         // each subscribe message (subscription, query or mutation) is one request of the rate limit
         const domains = operationDomains(document, payload.operationName, payload.variables);
         try {
@@ -189,8 +240,7 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
           if (error instanceof DomainError) return [refusal(error)];
           throw error;
         }
-        const errors = validate(schema, document, [...specifiedRules, ...rules]);
-        if (errors.length) return withCode(errors, "GRAPHQL_VALIDATION_FAILED");
+        if (checked.errors.length) return withCode(checked.errors, "GRAPHQL_VALIDATION_FAILED");
         const refused = operationErrors(schema, document, payload, config.graphqlMaxCost);
         if (refused) return refused;
         if (isSubscription(document, payload.operationName)) {
@@ -201,11 +251,9 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
         const contextValue = context(session.principal);
         return { schema, document, variableValues: payload.variables ?? undefined, operationName: payload.operationName, contextValue };
       },
-      // an operation (or subscription event) whose budget ran out answers its one error, as over HTTP;
-      // graphql-ws does not run Apollo's formatError: give the other errors the same codes.
-      onNext: (_ctx, _id, _payload, args, result) =>
-        abortedResult((args.contextValue as GraphQLContext).budget, getOperationAST(args.document, args.operationName)?.operation) ??
-        (result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) } : result),
+      subscribe: events.subscribe,
+      // a subscription event's result is sent as its shared execution made it
+      onNext: (_ctx, _id, _payload, args, result) => (events.isWire(result) ? result : wireResult(args, result)),
       onError: (_ctx, _id, _payload, errors) =>
         errors.map((e) => (REFUSAL_CODES.has(String(e.extensions?.code)) ? e.toJSON() : formatError(e.toJSON(), e))),
       // a subscription that ends (completed by the client, finished, failed) frees its slot

@@ -47,6 +47,13 @@ export const graphqlSubscriptionsActive = new client.Gauge({
   registers: [registry],
 });
 
+export const subscriptionEvents = new client.Counter({
+  name: "graphql_subscription_events_total",
+  help: "Subscription events sent over this process's WebSockets, by execution: executed (the selection ran for it) or shared (the result of the same event, selection and user was reused).",
+  labelNames: ["execution"] as const,
+  registers: [registry],
+});
+
 export const rateLimitedRequests = new client.Counter({
   name: "rate_limited_requests_total",
   help: "Requests refused with 429, by limiter (requests: the per-user budget; login: the failed-login throttle).",

@@ -1,0 +1,109 @@
+import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from "graphql";
+import { subscriptionEvents } from "../observability/metrics.ts";
+import type { GraphQLContext } from "./context.ts";
+
+/**
+ * Subscription events executed once per event and selection, not once per subscriber (CONTRACT
+ * §7.4: thousands of dashboards follow one domain's uploads). The bus hands the same event object
+ * to every subscription of the process, so subscriptions of one user with the same document and
+ * variables share the execution of each event, and the result as it goes on the wire. A 5,000
+ * subscriber process otherwise executed the dashboard's selection 5,000 times per event, 50,000
+ * times a second at the default progress rate, and fell minutes behind.
+ *
+ * Each event runs under a fresh context of the subscriber's principal: its own budget (as any
+ * event) and its own loaders, so that nothing read for one event is served stale for a later one.
+ * Results are kept only as long as the event object lives (a WeakMap), so memory is bounded by the
+ * events in flight.
+ */
+
+/** An event's result as it is sent: errors formatted, an aborted event as its one error. */
+export type WireResult = FormattedExecutionResult;
+
+export interface SubscriptionEventsOptions {
+  /** a context for one event's execution */
+  context: (principal: GraphQLContext["principal"]) => GraphQLContext;
+  /** the result of an execution (an event's or an operation's) as it is sent */
+  wire: (args: ExecutionArgs, result: Pick<ExecutionResult, "errors">) => WireResult;
+}
+
+export class SubscriptionEvents {
+  private readonly results = new WeakMap<object, Map<string, Promise<WireResult>>>();
+  private readonly documentIds = new WeakMap<object, number>();
+  private readonly wired = new WeakSet<object>();
+  private documents = 0;
+
+  constructor(private readonly options: SubscriptionEventsOptions) {}
+
+  /** graphql-js's `subscribe`, with each event's execution shared by the subscriptions of one selection. */
+  readonly subscribe = async (args: ExecutionArgs): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> => {
+    const source = await createSourceEventStream(args);
+    if (!(Symbol.asyncIterator in source)) return source;
+    const selection = this.selectionKey(args);
+    // the events are results as they are sent (isWire), typed as graphql-ws expects them
+    return mapEvents(source[Symbol.asyncIterator](), (event) => this.resultOf(event, selection, args) as Promise<ExecutionResult>);
+  };
+
+  /** Whether `result` is an event's result as it is sent already (not to be formatted again). */
+  isWire(result: object): boolean {
+    return this.wired.has(result);
+  }
+
+  /**
+   * What makes two subscriptions' results for the same event the same: the document (one object
+   * per text, ws.ts caches them), the operation, the variables and the user. Not the credential:
+   * what a user may see is looked up by user, whichever credential admitted them.
+   */
+  private selectionKey(args: ExecutionArgs): string {
+    let id = this.documentIds.get(args.document);
+    if (id === undefined) this.documentIds.set(args.document, (id = ++this.documents));
+    const { principal } = args.contextValue as GraphQLContext;
+    return JSON.stringify([id, args.operationName ?? null, args.variableValues ?? null, principal.userId]);
+  }
+
+  private resultOf(event: unknown, selection: string, args: ExecutionArgs): Promise<WireResult> {
+    if (typeof event !== "object" || event === null) return this.run(event, args);
+    let ofEvent = this.results.get(event);
+    if (!ofEvent) this.results.set(event, (ofEvent = new Map()));
+    const shared = ofEvent.get(selection);
+    if (shared) {
+      subscriptionEvents.inc({ execution: "shared" });
+      return shared;
+    }
+    const result = this.run(event, args);
+    ofEvent.set(selection, result);
+    return result;
+  }
+
+  private async run(event: unknown, args: ExecutionArgs): Promise<WireResult> {
+    subscriptionEvents.inc({ execution: "executed" });
+    const eventArgs = { ...args, rootValue: event, contextValue: this.options.context((args.contextValue as GraphQLContext).principal) };
+    const result = this.options.wire(eventArgs, await execute(eventArgs));
+    this.wired.add(result);
+    return result;
+  }
+}
+
+/**
+ * The source's events through `map`. Not an async generator: graphql-ws ends a subscription with
+ * return(), which must end the source at once even while a next() waits for an event (a
+ * generator's return waits for that next() to settle, so a quiet feed would never end).
+ */
+function mapEvents<T, R>(source: AsyncIterator<T>, map: (event: T) => Promise<R>): AsyncIterableIterator<R> {
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next() {
+      const next = await source.next();
+      return next.done ? { value: undefined, done: true } : { value: await map(next.value), done: false };
+    },
+    async return() {
+      await source.return?.();
+      return { value: undefined, done: true };
+    },
+    async throw(error: unknown) {
+      await source.return?.();
+      throw error;
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import { createClient, type Client } from "graphql-ws";
+import { WebSocket } from "ws";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { graphqlSubscriptionsActive, subscriptionEvents } from "../../src/observability/metrics.ts";
+import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { appSource, createApp, png, postMultimedia, zip } from "../helpers/archives.ts";
+
+/**
+ * CONTRACT §7.4 at the scale of a wall of dashboards: subscriptions of one user with the same
+ * document and variables share each event's execution (src/graphql/subscription-events.ts), so
+ * the selection runs once per event and selection, whatever the number of subscribers; another
+ * user, or another document, runs its own. Every subscriber still gets every event its own
+ * coalescing lets through, with the same content as if it had run alone.
+ */
+
+const FEED = `subscription($d: String!) { multimediaJobs(domain: $d) {
+  processingId state attempts progress { current total percent } app { appId name } uploadedBy { username }
+  result { totalFiles matchedCount imageCount } restStatus } }`;
+/** the same selection in another text: a document of its own */
+const FEED_TOO = FEED.replace("processingId state", "state processingId");
+
+type Event = { processingId: string; state: string; attempts: number; progress: { current: number }; [field: string]: unknown };
+
+let app: TestApp;
+let url: string;
+const clients: Client[] = [];
+
+beforeEach(async () => {
+  app = await build({ workers: 0 });
+  await createDomain(app, "demo");
+  url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+});
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.dispose()));
+  await app.close();
+});
+
+/** A subscriber of the domain's feed; its events, once it is live. */
+async function follow(user: TestUser, query: string): Promise<Event[]> {
+  const client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0 });
+  clients.push(client);
+  const events: Event[] = [];
+  const iterator = client.iterate<{ multimediaJobs: Event }>({ query, variables: { d: "demo" } });
+  void (async () => {
+    for await (const event of iterator) {
+      if (event.errors) throw new Error(JSON.stringify(event.errors));
+      events.push(event.data!.multimediaJobs);
+    }
+  })();
+  return events;
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function counted(): Promise<{ executed: number; shared: number }> {
+  const { values } = await subscriptionEvents.get();
+  const of = (execution: string) => values.find((v) => v.labels.execution === execution)?.value ?? 0;
+  return { executed: of("executed"), shared: of("shared") };
+}
+
+/** One key per event a job publishes: its state, attempt and progress. */
+const eventKey = (e: Event) => `${e.state}/${e.attempts}/${e.progress.current}`;
+
+describe("CONTRACT §7.4 subscription events executed once per event and selection", () => {
+  it("4 + 3 subscribers of two users and 1 of another document: one execution per distinct event of each (user, document), the same content for all", async () => {
+    const alice = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
+    const bob = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
+    const paths = Array.from({ length: 120 }, (_, i) => `jr://file/commcare/image/i${i}.png`);
+    const appId = await createApp(app, alice.authorization, "demo", appSource({ paths }), "Clinic");
+    const groups = {
+      alice: await Promise.all(Array.from({ length: 4 }, () => follow(alice, FEED))),
+      bob: await Promise.all(Array.from({ length: 3 }, () => follow(bob, FEED))),
+      aliceToo: [await follow(alice, FEED_TOO)],
+    };
+    const everyone = Object.values(groups).flat();
+    await until(async () => (await graphqlSubscriptionsActive.get()).values[0]?.value === everyone.length);
+    const before = await counted();
+
+    const archive = await zip(Array.from({ length: 120 }, (_, i) => ({ name: `commcare/image/i${i}.png`, data: png(i) })));
+    await postMultimedia(app, alice.authorization, "demo", appId, archive);
+    await app.services.worker.start(1);
+    await until(() => everyone.every((events) => events.at(-1)?.state === "COMPLETE"));
+    const after = await counted();
+
+    const deliveries = everyone.reduce((n, events) => n + events.length, 0);
+    const distinct = Object.values(groups).reduce((n, group) => n + new Set(group.flat().map(eventKey)).size, 0);
+    expect(after.executed - before.executed).toBe(distinct);
+    expect(after.executed - before.executed + after.shared - before.shared).toBe(deliveries);
+    expect(after.shared - before.shared).toBeGreaterThan(deliveries / 2);
+
+    // what each got is what the event is, whoever ran it: the same content for the same event
+    const byKey = new Map<string, object>();
+    for (const events of everyone) {
+      expect(events[0]!.state).toBe("QUEUED");
+      expect(events.at(-1)).toMatchObject({ app: { appId, name: "Clinic" }, result: { totalFiles: 120, matchedCount: 120, imageCount: 120 } });
+      for (const event of events) {
+        const { uploadedBy, ...content } = event;
+        expect(uploadedBy).toEqual({ username: alice.username });
+        const seen = byKey.get(eventKey(event));
+        if (seen) expect(content).toEqual(seen);
+        else byKey.set(eventKey(event), content);
+      }
+    }
+  });
+});
