@@ -148,6 +148,28 @@ describe("CONTRACT §7.4 progress coalescing per subscription", () => {
     expect(received.map((r) => `${r.status.attempts} ${r.status.current}`)).toEqual(["1 40", "2 0", "2 1", "2 300"]);
   });
 
+  it("a subscriber that falls behind gets each job's latest progress, not a backlog: a newer progress replaces one not yet taken; first, state changes and final all kept, in order", async () => {
+    const pubsub = createLocalPubSub();
+    const feed = new JobFeed(pubsub.subscribe("multimediaProgress", DOMAIN_ID), { perSecond: 1000, accept: () => true }).start();
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "queued", 0));
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "running", 0));
+    for (let current = 1; current <= 50; current++) pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "running", current));
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-2", "running", 7));
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-2", "running", 8));
+    for (let current = 51; current <= 60; current++) pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "running", current));
+    pubsub.publish("multimediaProgress", DOMAIN_ID, status("dl-1", "complete", 300));
+    await sleep(20); // every event offered while nothing reads the feed
+    const received = await collect(feed, (s) => s.state === "complete");
+    expect(received.map((r) => `${r.status.id} ${r.status.state} ${r.status.current}`)).toEqual([
+      "dl-1 queued 0",
+      "dl-1 running 0",
+      "dl-1 running 60",
+      "dl-2 running 7",
+      "dl-2 running 8",
+      "dl-1 complete 300",
+    ]);
+  });
+
   it("return() ends the feed at once, while a read is pending", async () => {
     const pubsub = createLocalPubSub();
     const feed = new JobFeed(pubsub.subscribe("multimediaProgress", DOMAIN_ID), { perSecond: 10, accept: () => true }).start();
