@@ -95,7 +95,14 @@ function mapEvents<T, R>(source: AsyncIterator<T>, map: (event: T) => Promise<R>
     },
     async next() {
       const next = await source.next();
-      return next.done ? { value: undefined, done: true } : { value: await map(next.value), done: false };
+      if (next.done) return { value: undefined, done: true };
+      try {
+        return { value: await map(next.value), done: false };
+      } catch (error) {
+        // the consumer's for-await does not call return() after a failed next(): end the source here
+        await source.return?.();
+        throw error;
+      }
     },
     async return() {
       await source.return?.();

@@ -1,6 +1,9 @@
 import { createClient, type Client } from "graphql-ws";
+import { GraphQLObjectType, GraphQLSchema, GraphQLString, parse } from "graphql";
 import { WebSocket } from "ws";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { GraphQLContext } from "../../src/graphql/context.ts";
+import { SubscriptionEvents } from "../../src/graphql/subscription-events.ts";
 import { graphqlSubscriptionsActive, subscriptionEvents } from "../../src/observability/metrics.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { appSource, createApp, png, postMultimedia, zip } from "../helpers/archives.ts";
@@ -24,16 +27,6 @@ type Event = { processingId: string; state: string; attempts: number; progress: 
 let app: TestApp;
 let url: string;
 const clients: Client[] = [];
-
-beforeEach(async () => {
-  app = await build({ workers: 0 });
-  await createDomain(app, "demo");
-  url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.dispose()));
-  await app.close();
-});
 
 /** A subscriber of the domain's feed; its events, once it is live. */
 async function follow(user: TestUser, query: string): Promise<Event[]> {
@@ -68,6 +61,16 @@ async function counted(): Promise<{ executed: number; shared: number }> {
 const eventKey = (e: Event) => `${e.state}/${e.attempts}/${e.progress.current}`;
 
 describe("CONTRACT §7.4 subscription events executed once per event and selection", () => {
+  beforeEach(async () => {
+    app = await build({ workers: 0 });
+    await createDomain(app, "demo");
+    url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.dispose()));
+    await app.close();
+  });
+
   it("4 + 3 subscribers of two users and 1 of another document: one execution per distinct event of each (user, document), the same content for all", async () => {
     const alice = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
     const bob = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
@@ -107,5 +110,57 @@ describe("CONTRACT §7.4 subscription events executed once per event and selecti
         else byKey.set(eventKey(event), content);
       }
     }
+  });
+});
+
+/**
+ * On its own, over a schema of one field: the shared execution's iterator ends its source
+ * whichever way the subscription ends: by the client (return() while waiting for an event), or by
+ * an event that cannot be made into a result. A source left running would keep listening on the
+ * bus for as long as the process lives.
+ */
+
+/** A source of events that records whether it was ended; it yields `events`, then waits forever. */
+function trackedSource(events: object[]) {
+  const state = { ended: false };
+  const iterator: AsyncIterableIterator<object> = {
+    [Symbol.asyncIterator]: () => iterator,
+    next: () => (events.length ? Promise.resolve({ value: events.shift()!, done: false }) : new Promise(() => {})),
+    return: async () => {
+      state.ended = true;
+      return { value: undefined, done: true };
+    },
+  };
+  return { iterator, state };
+}
+
+function setUp(source: AsyncIterableIterator<object>, wire: () => never | { data: null }) {
+  const query = new GraphQLObjectType({ name: "Query", fields: { ok: { type: GraphQLString } } });
+  const subscription = new GraphQLObjectType({
+    name: "Subscription",
+    fields: { ticks: { type: GraphQLString, subscribe: () => source, resolve: () => "tick" } },
+  });
+  const schema = new GraphQLSchema({ query, subscription });
+  const principal = { userId: "u", username: "u", isSuperuser: false, scheme: "apikey" } as GraphQLContext["principal"];
+  const events = new SubscriptionEvents({ context: () => ({ principal }) as GraphQLContext, wire });
+  return events.subscribe({ schema, document: parse("subscription { ticks }"), contextValue: { principal } });
+}
+
+describe("SubscriptionEvents ends its source", () => {
+  it("when the subscription is completed while it waits for an event", async () => {
+    const { iterator, state } = trackedSource([]);
+    const results = (await setUp(iterator, () => ({ data: null }))) as AsyncIterableIterator<unknown>;
+    void results.next();
+    await results.return!();
+    expect(state.ended).toBe(true);
+  });
+
+  it("when an event's result cannot be made (the error reaches the subscriber)", async () => {
+    const { iterator, state } = trackedSource([{}]);
+    const results = (await setUp(iterator, () => {
+      throw new Error("no result");
+    })) as AsyncIterableIterator<unknown>;
+    await expect(results.next()).rejects.toThrow("no result");
+    expect(state.ended).toBe(true);
   });
 });
