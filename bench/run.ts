@@ -117,7 +117,7 @@ const met = (part: string, names: string | string[], ok: (n: number) => boolean)
 };
 
 const targets = [
-  "## Against the targets (issue #6)",
+  "## Against the targets (issues #6, #14 and #16)",
   "",
   `- Case pull via REST within 2× of the floor (time): ${each("pull", "restRatio")}.${met("pull", "restRatio", (n) => n <= 2)}`,
   `- Case pull via GraphQL at least as fast as PostGraphile (time ÷ PostGraphile ≤ 1): ${each("pull", "gqlVsPeer")}.${met("pull", "gqlVsPeer", (n) => n <= 1)}`,
@@ -126,8 +126,8 @@ const targets = [
   `- Bulk writes within 3× of the floor (time): creates ${each("writes", "create1")} (8 clients: ${each("writes", "create8")}); ` +
     `upserts ${each("writes", "upsert1")} (8 clients: ${each("writes", "upsert8")}).${met("writes", ["create1", "create8", "upsert1", "upsert8"], (n) => n <= 3)}`,
   media
-    ? `- Multimedia at least half of \`unzip -t\` throughput and peak RSS under 300 MB: ${ratio(media.figures.throughputRatio)} of unzip's throughput, peak RSS ${media.figures.peakRssMb.toFixed(0)} MB.` +
-      `${media.figures.throughputRatio >= 0.5 && media.figures.peakRssMb < 300 ? " **Met.**" : " **Missed.**"}`
+    ? `- Multimedia at least 0.8× \`unzip -t\` throughput (issue #16; #6 asked for half) and peak RSS under 300 MB: ${ratio(media.figures.throughputRatio)} of unzip's throughput, peak RSS ${media.figures.peakRssMb.toFixed(0)} MB.` +
+      `${media.figures.throughputRatio >= 0.8 && media.figures.peakRssMb < 300 ? " **Met.**" : " **Missed.**"}`
     : "- Multimedia: not measured in this run.",
   dashboardFeed ? feedTarget(dashboardFeed.figures) : "- Dashboard feed (issue #14): not measured in this run.",
 ];
