@@ -140,12 +140,12 @@ async function initdbApart(pgdata: string, startParams: string[]): Promise<void>
   if (code !== 0) throw new Error(`creating the embedded database in ${pgdata} failed (exit code ${code})`);
 }
 
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string; embeddedCacheMb?: number }): Promise<Database> {
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string; embeddedCacheMb: number }): Promise<Database> {
   if (options.databaseUrl) return postgresDatabase(options.databaseUrl);
   // PGlite does not create parent folders of its data directory.
   await mkdir(options.dataDir, { recursive: true });
   const pgdata = path.join(options.dataDir, "pgdata");
-  const startParams = pgliteStartParams(options.embeddedCacheMb ?? 16);
+  const startParams = pgliteStartParams(options.embeddedCacheMb);
   await initdbApart(pgdata, startParams);
   const pglite = await PGlite.create(pgdata, { startParams });
   return pgliteDatabase(pglite);
