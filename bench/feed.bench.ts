@@ -132,8 +132,9 @@ function kindOf(key: string): "state" | "progress" | "final" {
 }
 
 export async function feed(quick: boolean): Promise<PartResult> {
-  const subscribers = quick ? 1000 : 10_000;
-  const entries = quick ? 500 : 5000;
+  // BENCH_FEED_SUBSCRIBERS and BENCH_FEED_ENTRIES override the sizes (a quick look between the two)
+  const subscribers = Number(process.env.BENCH_FEED_SUBSCRIBERS) || (quick ? 1000 : 10_000);
+  const entries = Number(process.env.BENCH_FEED_ENTRIES) || (quick ? 500 : 5000);
   const loaders = Number(process.env.BENCH_FEED_LOADERS) || (quick ? 2 : LOADERS);
   const loadAtStart = loadAverage();
   const dir = await mkdtemp(path.join(os.tmpdir(), "bench-feed-"));

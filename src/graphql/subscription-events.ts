@@ -1,6 +1,7 @@
 import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from "graphql";
 import { subscriptionEvents } from "../observability/metrics.ts";
 import type { GraphQLContext } from "./context.ts";
+import { DeliveryTurns } from "./delivery-turns.ts";
 
 /**
  * Subscription events executed once per event and selection, not once per subscriber (CONTRACT
@@ -26,7 +27,14 @@ export interface SubscriptionEventsOptions {
   wire: (args: ExecutionArgs, result: Pick<ExecutionResult, "errors">) => WireResult;
 }
 
+/**
+ * Deliveries per turn of the event loop (delivery-turns.ts): at about 70 µs each, a slice of a few
+ * milliseconds, after which the process answers whatever I/O came in meanwhile.
+ */
+const DELIVERIES_PER_TURN = 64;
+
 export class SubscriptionEvents {
+  private readonly turns = new DeliveryTurns(DELIVERIES_PER_TURN);
   private readonly results = new WeakMap<object, Map<string, Promise<WireResult>>>();
   private readonly documentIds = new WeakMap<object, number>();
   private readonly wired = new WeakSet<object>();
@@ -39,8 +47,13 @@ export class SubscriptionEvents {
     const source = await createSourceEventStream(args);
     if (!(Symbol.asyncIterator in source)) return source;
     const selection = this.selectionKey(args);
-    // the events are results as they are sent (isWire), typed as graphql-ws expects them
-    return mapEvents(source[Symbol.asyncIterator](), (event) => this.resultOf(event, selection, args) as Promise<ExecutionResult>);
+    // the events are results as they are sent (isWire), typed as graphql-ws expects them, each
+    // sent in its turn (DeliveryTurns)
+    return mapEvents(source[Symbol.asyncIterator](), async (event) => {
+      const result = await this.resultOf(event, selection, args);
+      await this.turns.take();
+      return result as ExecutionResult;
+    });
   };
 
   /** Whether `result` is an event's result as it is sent already (not to be formatted again). */

@@ -1,0 +1,38 @@
+/**
+ * Turns of the event loop for sending subscription events, a slice of deliveries at a time. An
+ * event that thousands of subscriptions of the process receive is otherwise sent to all of them
+ * in one unbroken run of promise callbacks (tens of microseconds each: a socket write, a
+ * serialisation), during which nothing else of the process runs: a 5,000-subscriber process spent
+ * a third of a second per progress event that way, so a running multimedia job, whose every step
+ * waits on a database answer, got one step in per event and crawled (1,146 of 5,000 entries in ten
+ * minutes). Between slices the loop serves its I/O: requests, database answers, the job.
+ *
+ * Turns are taken in order, so each subscription's events keep theirs (a subscription takes its
+ * next event only once the last one is sent).
+ */
+export class DeliveryTurns {
+  private waiting: (() => void)[] = [];
+  private scheduled = false;
+
+  constructor(private readonly perTurn: number) {}
+
+  /** Resolves when this delivery may go out: in this turn of the loop's slice, or a later one. */
+  take(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.release);
+      }
+    });
+  }
+
+  private readonly release = () => {
+    const slice = this.waiting.length <= this.perTurn ? this.waiting : this.waiting.slice(0, this.perTurn);
+    this.waiting = slice === this.waiting ? [] : this.waiting.slice(this.perTurn);
+    // the next slice is set for the loop's next turn, after the I/O that came in meanwhile
+    this.scheduled = this.waiting.length > 0;
+    if (this.scheduled) setImmediate(this.release);
+    for (const resolve of slice) resolve();
+  };
+}
