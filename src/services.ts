@@ -73,7 +73,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const blobs: BlobStore = db.url ? new DatabaseBlobStore(db.url, path.join(config.dataDir, "tmp")) : new FileBlobStore(config.dataDir);
   const apps = new AppService(prisma, config.appSourceLimitBytes);
   const jobQueue = await JobQueue.open(db, config);
-  const multimediaJobs = new MultimediaJobService(prisma, blobs, pubsub, apps, config, jobQueue);
+  const multimediaJobs = new MultimediaJobService(prisma, blobs, events, apps, config, jobQueue);
   const cursors = new CursorCodec(await serverSecret(prisma, "case-cursor-key"));
   // one limiter for every face of this process; in PostgreSQL mode its counters are shared by all
   const rateLimiter = RateLimiter.create(config, db);

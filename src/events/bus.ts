@@ -26,6 +26,8 @@ export type PubSub = ReturnType<typeof createPubSub<Topics>>;
 
 /** The topics published without a routing id, whose events carry one payload. */
 export type PlainTopic = { [K in keyof Topics]: Topics[K] extends [unknown] ? K : never }[keyof Topics];
+/** The topics published with a routing id (a domain's), whose subscribers hear the events of one id. */
+export type RoutedTopic = { [K in keyof Topics]: Topics[K] extends [string, unknown] ? K : never }[keyof Topics];
 
 export interface EventBus {
   pubsub: PubSub;
@@ -34,6 +36,12 @@ export interface EventBus {
    * iterator in between): what must be in effect before this process handles its next request.
    */
   listen<K extends PlainTopic>(topic: K, handler: (payload: Topics[K][0]) => void): () => void;
+  /**
+   * The same for the events of one routing id of a routed topic. What thousands of subscriptions
+   * of one domain follow: a handler each costs a fraction of a subscription iterator each (a
+   * Repeater's promises per event per subscriber were an eighth of a busy feed's CPU).
+   */
+  listen<K extends RoutedTopic>(topic: K, id: string, handler: (payload: Topics[K][1]) => void): () => void;
   /**
    * Resolves once what this process has published so far has been delivered: in PostgreSQL mode,
    * once the batch came back through this process's own LISTEN, by which time PostgreSQL has handed
@@ -46,11 +54,14 @@ export interface EventBus {
 /** How long `delivered` waits for a batch to come back before giving up (the listener is down). */
 const DELIVERY_WAIT_MS = 3000;
 
-function listenOn(target: EventTarget) {
-  return <K extends PlainTopic>(topic: K, handler: (payload: Topics[K][0]) => void) => {
-    const listener = (event: Event) => handler((event as CustomEvent).detail as Topics[K][0]);
-    target.addEventListener(topic, listener);
-    return () => target.removeEventListener(topic, listener);
+function listenOn(target: EventTarget): EventBus["listen"] {
+  return (topic: string, ...rest: unknown[]) => {
+    const handler = rest.pop() as (payload: unknown) => void;
+    // the event type graphql-yoga's PubSub gives a routed topic's events: "topic:id"
+    const type = rest.length ? `${topic}:${rest[0] as string}` : topic;
+    const listener = (event: Event) => handler((event as CustomEvent).detail);
+    target.addEventListener(type, listener);
+    return () => target.removeEventListener(type, listener);
   };
 }
 

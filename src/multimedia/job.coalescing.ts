@@ -15,10 +15,14 @@ import { RateWindow } from "./rate-window.ts";
  * progress a little less often, instead of a backlog that grows behind it (5,000 subscribers on a
  * process fell 6 s behind).
  *
- * It listens from the moment it is made; `start(now)` opens delivery with the job's state read
+ * It listens from the moment it is made, with a handler the bus calls as each event arrives (no
+ * iterator per subscription in between); `start(now)` opens delivery with the job's state read
  * after that (events heard before it are then replayed behind it, the older ones dropped), so no
  * change in between is lost. `return()` ends it at once, even while a read is pending.
  */
+
+/** Starts calling `hear` with each event of the feed's domain; returns what stops it. */
+export type FeedSource = (hear: (status: MultimediaStatus) => void) => () => void;
 
 export interface FeedOptions {
   perSecond: number;
@@ -46,13 +50,13 @@ export class JobFeed implements AsyncIterableIterator<MultimediaStatus> {
   private early: MultimediaStatus[] | undefined = [];
   private waiting: ((result: IteratorResult<MultimediaStatus>) => void) | undefined;
   private ended = false;
-  private failure: { error: unknown } | undefined;
+  private readonly stopListening: () => void;
 
   constructor(
-    private readonly source: AsyncIterator<MultimediaStatus>,
+    source: FeedSource,
     private readonly options: FeedOptions,
   ) {
-    void this.pump();
+    this.stopListening = source((status) => this.hear(status));
   }
 
   /** Opens delivery: `now` first (when given), then what was heard meanwhile. */
@@ -71,7 +75,7 @@ export class JobFeed implements AsyncIterableIterator<MultimediaStatus> {
   next(): Promise<IteratorResult<MultimediaStatus>> {
     const first = this.ready.shift();
     if (first) return Promise.resolve({ value: first.status, done: false });
-    if (this.ended) return this.failure ? Promise.reject(this.failure.error) : Promise.resolve({ value: undefined, done: true });
+    if (this.ended) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve) => (this.waiting = resolve));
   }
 
@@ -81,24 +85,17 @@ export class JobFeed implements AsyncIterableIterator<MultimediaStatus> {
     return { value: undefined, done: true };
   }
 
-  private async pump(): Promise<void> {
-    try {
-      for (let next = await this.source.next(); !next.done && !this.ended; next = await this.source.next()) {
-        if (!this.options.accept(next.value)) continue;
-        if (this.early) this.early.push(next.value);
-        else this.offer(next.value);
-      }
-    } catch (error) {
-      this.failure = { error };
-    }
-    this.end();
+  private hear(status: MultimediaStatus): void {
+    if (this.ended || !this.options.accept(status)) return;
+    if (this.early) this.early.push(status);
+    else this.offer(status);
   }
 
   private end(): void {
     if (this.ended) return;
     this.ended = true;
     for (const job of this.jobs.values()) clearTimeout(job.timer);
-    void this.source.return?.();
+    this.stopListening();
     const waiting = this.waiting;
     this.waiting = undefined;
     if (waiting && !this.ready.length) waiting({ value: undefined, done: true });

@@ -5,7 +5,7 @@ import type { DomainRef } from "../auth/permissions.ts";
 import type { Config } from "../config.ts";
 import type { Prisma } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
-import type { PubSub } from "../events/bus.ts";
+import type { EventBus } from "../events/bus.ts";
 import type { MultimediaFile } from "../generated/prisma/client.ts";
 import { newHexId } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
@@ -119,7 +119,7 @@ export class MultimediaJobService {
   constructor(
     private readonly prisma: Prisma,
     private readonly blobs: BlobStore,
-    private readonly pubsub: PubSub,
+    private readonly events: EventBus,
     private readonly apps: AppService,
     private readonly config: Config,
     private readonly queue: JobQueue,
@@ -172,6 +172,11 @@ export class MultimediaJobService {
     // the dashboards' first event of a job: queued
     this.publish(job);
     return id;
+  }
+
+  /** Calls `hear` with each job event of the domain as this process receives it (a feed's source); returns what stops it. */
+  listen(domainId: string, hear: (status: MultimediaStatus) => void): () => void {
+    return this.events.listen(MULTIMEDIA_PROGRESS, domainId, hear);
   }
 
   /** Progress events of one job, at most, per second (PROGRESS_EVENTS_PER_SECOND): each subscription's bound too. */
@@ -424,7 +429,7 @@ export class MultimediaJobService {
 
   /** Every change of a job goes to its domain's topic: the job's own feed and the domain's dashboards read it. */
   private publish(job: StatusRow): void {
-    this.pubsub.publish(MULTIMEDIA_PROGRESS, job.domainId, statusOf(job));
+    this.events.pubsub.publish(MULTIMEDIA_PROGRESS, job.domainId, statusOf(job));
   }
 
   /**

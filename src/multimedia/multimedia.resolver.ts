@@ -264,8 +264,8 @@ function appOfEvent(status: MultimediaStatus, ctx: GraphQLContext): Promise<AppR
 
 /** The domain's job events the feed accepts, listened to from now on, coalesced for one subscription. */
 function jobFeed(ctx: GraphQLContext, scope: MultimediaScope, accept: (status: MultimediaStatus) => boolean, endWhenSettled: boolean): JobFeed {
-  const events = ctx.services.pubsub.subscribe(MULTIMEDIA_PROGRESS, scope.domain.id);
-  return new JobFeed(events, { perSecond: ctx.services.multimediaJobs.progressEventsPerSecond, accept, endWhenSettled });
+  const jobs = ctx.services.multimediaJobs;
+  return new JobFeed((hear) => jobs.listen(scope.domain.id, hear), { perSecond: jobs.progressEventsPerSecond, accept, endWhenSettled });
 }
 
 @Resolver(() => MultimediaFileType)
