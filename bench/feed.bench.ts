@@ -136,10 +136,13 @@ export async function feed(quick: boolean): Promise<PartResult> {
   const subscribers = Number(process.env.BENCH_FEED_SUBSCRIBERS) || (quick ? 1000 : 10_000);
   const entries = Number(process.env.BENCH_FEED_ENTRIES) || (quick ? 500 : 5000);
   const loaders = Number(process.env.BENCH_FEED_LOADERS) || (quick ? 2 : LOADERS);
+  // BENCH_FEED_WORKER=separate: the job runs on a third process (WORKERS=0 on the two serving)
+  const separateWorker = process.env.BENCH_FEED_WORKER === "separate";
   const loadAtStart = loadAverage();
   const dir = await mkdtemp(path.join(os.tmpdir(), "bench-feed-"));
   const cluster = await startCluster();
   const servers: Service[] = [];
+  let worker: Service | undefined;
   const children: Child<unknown>[] = [];
   try {
     // One user holds every subscription (a dashboard wall signed in as one account): its per-user
@@ -147,8 +150,14 @@ export async function feed(quick: boolean): Promise<PartResult> {
     // per-socket bound (100) is not reached. Coalescing stays at its default (10 a second).
     const config = { WS_MAX_SUBSCRIPTIONS_PER_USER: String(subscribers), PROGRESS_EVENTS_PER_SECOND: "10" };
     log(`  feed: two server processes on one PostgreSQL (one after the other: both migrate at start)`);
-    servers.push(await startService("postgres", cluster.url, { config, workers: true, exposeGc: true }));
-    servers.push(await startService("postgres", cluster.url, { join: true, config, workers: true, exposeGc: true }));
+    servers.push(await startService("postgres", cluster.url, { config, workers: !separateWorker, exposeGc: true }));
+    servers.push(await startService("postgres", cluster.url, { join: true, config, workers: !separateWorker, exposeGc: true }));
+    if (separateWorker) {
+      log(`  feed: a third process runs the jobs (WORKERS=0 on the two that serve the subscribers)`);
+      worker = await startService("postgres", cluster.url, { join: true, config, workers: true });
+    }
+    // every process that may publish the job's events
+    const publishers = worker ? [...servers, worker] : servers;
     const [first] = servers;
     const { authorization, domain } = first.ready;
 
@@ -187,7 +196,7 @@ export async function feed(quick: boolean): Promise<PartResult> {
     const after = await Promise.all(servers.map(memoryOf));
 
     const completed = Promise.all(children.map((child) => new Promise<void>((resolve) => child.onEvent(() => resolve()))));
-    await Promise.all(servers.map((s) => s.call("emissions")));
+    await Promise.all(publishers.map((s) => s.call("emissions")));
     await Promise.all(children.map((c) => c.call("measure")));
     const cpuBefore = await Promise.all(servers.map((s) => s.call<NodeJS.CpuUsage>("cpuUsage")));
     log(`  feed: uploading the archive to the first process; waiting for every subscriber's final event`);
@@ -214,7 +223,7 @@ export async function feed(quick: boolean): Promise<PartResult> {
 
     // emissions: the first time any process published each event
     const emitted = new Map<string, { at: number; server: number }>();
-    const published = await Promise.all(servers.map((s) => s.call<{ key: string; at: number }[]>("emissions")));
+    const published = await Promise.all(publishers.map((s) => s.call<{ key: string; at: number }[]>("emissions")));
     published.forEach((list, server) => {
       for (const { key, at } of list) {
         const known = emitted.get(key);
@@ -280,7 +289,7 @@ export async function feed(quick: boolean): Promise<PartResult> {
     const markdown = [
       `### Dashboard feed: ${subscribers.toLocaleString("en")} subscribers of one domain's \`multimediaJobs\`, two processes on PostgreSQL, a ${entries.toLocaleString("en")}-entry archive`,
       "",
-      `Two server processes (multimedia worker on in both, \`PROGRESS_EVENTS_PER_SECOND\` 10, \`WS_MAX_SUBSCRIPTIONS_PER_USER\` raised to ${subscribers.toLocaleString("en")}: one \`edit_apps\` user holds every subscription) on one throwaway PostgreSQL; ` +
+      `Two server processes (${separateWorker ? "`WORKERS=0`: the jobs run on a third process, which serves no subscriber" : "multimedia worker on in both"}, \`PROGRESS_EVENTS_PER_SECOND\` 10, \`WS_MAX_SUBSCRIPTIONS_PER_USER\` raised to ${subscribers.toLocaleString("en")}: one \`edit_apps\` user holds every subscription) on one throwaway PostgreSQL; ` +
         `${perServer.map((n) => n.toLocaleString("en")).join(" + ")} subscribers asked for, each on a WebSocket of its own, from ${loaders} load-generator processes; ${active.map((n) => n.toLocaleString("en")).join(" + ")} subscriptions live after ${(connectMs / 1000).toFixed(1)} s (expected deliveries below count the live ones). ` +
         `The archive (${entries.toLocaleString("en")} entries of about 1 KB, images and audio, all referred to by the app) was uploaded to process 1 (${(uploadMs / 1000).toFixed(1)} s to its 200) and ran on process ${ranOn + 1} ` +
         `(${attempts} attempt${attempts === 1 ? "" : "s"}${Number.isFinite(jobSeconds) ? `, ${jobSeconds.toFixed(1)} s from its RUNNING event to its final one` : ", no final event"}); every final event was in ${(runMs / 1000).toFixed(1)} s after the upload began${finished ? "" : " (**timed out**: not every subscriber had it)"}.`,
@@ -367,6 +376,7 @@ export async function feed(quick: boolean): Promise<PartResult> {
     };
   } finally {
     await Promise.all(children.map((c) => c.stop()));
+    await worker?.stop();
     for (const s of servers.reverse()) await s.stop();
     cluster.stop();
     await rm(dir, { recursive: true, force: true });
