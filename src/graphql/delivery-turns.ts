@@ -16,7 +16,7 @@ export class DeliveryTurns {
 
   constructor(private readonly perTurn: number) {}
 
-  /** Resolves when this delivery may go out: in this turn of the loop's slice, or a later one. */
+  /** Resolves when this delivery may go out: with the first slice that has room for it. */
   take(): Promise<void> {
     return new Promise((resolve) => {
       this.waiting.push(resolve);
