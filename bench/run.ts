@@ -60,7 +60,8 @@ async function onDatabase(kind: DbKind): Promise<void> {
   let service: Service | undefined;
   let peer: Peer | undefined;
   try {
-    service = await startService(kind, cluster?.url);
+    // the subscriptions part holds 1,000 subscriptions of one user (the default bound is 500)
+    service = await startService(kind, cluster?.url, { config: { WS_MAX_SUBSCRIPTIONS_PER_USER: "1000" } });
     const cases = options.quick ? 10_000 : 100_000;
     if (CASE_PARTS.some(wants)) {
       log(`${DB_LABEL[kind]}: seeding ${cases.toLocaleString("en")} cases`);
