@@ -117,20 +117,52 @@ const met = (part: string, names: string | string[], ok: (n: number) => boolean)
   return values.length === 0 ? "" : values.every(ok) ? " **Met.**" : " **Missed.**";
 };
 
+/** Met when every figure named is at most its bound on every database measured. */
+const atMost = (part: string, bounds: Record<string, number>) => {
+  const verdicts = Object.entries(bounds).map(([name, bound]) => met(part, name, (n) => n <= bound));
+  if (verdicts.every((v) => v === "")) return "";
+  return verdicts.every((v) => v === " **Met.**") ? " **Met.**" : " **Missed.**";
+};
+
+const PEER = "PostGraphile 5 (custom query function)";
+/** The filtered list (100,000 cases): ours at most PostGraphile's p50 and p99 (issue #16). */
+const filterVsPeer = () => {
+  const line = (name: string) =>
+    options.databases.flatMap((k) => {
+      const f = (n: string) => figure(k, "filter", n);
+      const [p50, p99, peer50, peer99] = [f(`${name} p50`), f(`${name} p99`), f(`${PEER} p50`), f(`${PEER} p99`)];
+      return p50 === undefined || p99 === undefined || peer50 === undefined || peer99 === undefined
+        ? []
+        : [
+            {
+              text: `${name} ${ms(p50)} / ${ms(p99)} ms against ${ms(peer50)} / ${ms(peer99)} ms on ${DB_LABEL[k]}`,
+              ok: p50 <= peer50 && p99 <= peer99,
+            },
+          ];
+    });
+  const lines = [...line("Ours, REST"), ...line("Ours, GraphQL")];
+  if (!lines.length) return "- Filtered list, p50 and p99 at most PostGraphile's (issue #16): not measured in this run.";
+  return `- Filtered list (100,000 cases, 16 clients), p50 / p99 at most PostGraphile's (issue #16): ${lines.map((l) => `${l.text}${l.ok ? "" : " (over)"}`).join("; ")}.${lines.every((l) => l.ok) ? " **Met.**" : " **Missed.**"}`;
+};
+
 const targets = [
-  "## Against the targets (issues #6, #14 and #16)",
+  "## Against the targets (issues #14 and #16; #16 tightened #6's)",
   "",
-  `- Case pull via REST within 2× of the floor (time): ${each("pull", "restRatio")}.${met("pull", "restRatio", (n) => n <= 2)}`,
-  `- Case pull via GraphQL at least as fast as PostGraphile (time ÷ PostGraphile ≤ 1): ${each("pull", "gqlVsPeer")}.${met("pull", "gqlVsPeer", (n) => n <= 1)}`,
+  `- Case pull via REST at most 1.5× the floor's time (issue #16; #6 asked for 2×): ${each("pull", "restRatio")}.${met("pull", "restRatio", (n) => n <= 1.5)}`,
+  `- Case pull via GraphQL at most 0.75× PostGraphile's time (issue #16; #6 asked for 1×): ${each("pull", "gqlVsPeer")}.${met("pull", "gqlVsPeer", (n) => n <= 0.75)}`,
+  filterVsPeer(),
   `- Filtered list with 1,000,000 cases in the domain, one client, p50 under 50 ms (issue #16): REST ${each("filter-million", "Ours, REST p50", (n) => `${n.toFixed(1)} ms`)}, ` +
     `GraphQL ${each("filter-million", "Ours, GraphQL p50", (n) => `${n.toFixed(1)} ms`)}.${met("filter-million", ["Ours, REST p50", "Ours, GraphQL p50"], (n) => n < 50)}`,
-  `- Bulk writes within 3× of the floor (time): creates ${each("writes", "create1")} (8 clients: ${each("writes", "create8")}); ` +
-    `upserts ${each("writes", "upsert1")} (8 clients: ${each("writes", "upsert8")}).${met("writes", ["create1", "create8", "upsert1", "upsert8"], (n) => n <= 3)}`,
+  `- 100-case bulk creates at most 2.5× the floor's time with 1 client, 2× with 8 (issue #16): ${each("writes", "create1")} (8 clients: ${each("writes", "create8")}).` +
+    atMost("writes", { create1: 2.5, create8: 2 }),
+  `- 100-case upserts at most 3× with 1 client, 2.5× with 8 (issue #16): ${each("writes", "upsert1")} (8 clients: ${each("writes", "upsert8")}).` +
+    atMost("writes", { upsert1: 3, upsert8: 2.5 }),
   media
     ? `- Multimedia at least 0.8× \`unzip -t\` throughput (issue #16; #6 asked for half) and peak RSS under 300 MB: ${ratio(media.figures.throughputRatio)} of unzip's throughput, peak RSS ${media.figures.peakRssMb.toFixed(0)} MB.` +
       `${media.figures.throughputRatio >= 0.8 && media.figures.peakRssMb < 300 ? " **Met.**" : " **Missed.**"}`
     : "- Multimedia: not measured in this run.",
   dashboardFeed ? feedTarget(dashboardFeed.figures) : "- Dashboard feed (issue #14): not measured in this run.",
+  "- Not in this benchmark (issue #16): the embedded server's idle RSS (under 350 MB: measured apart, README, 300–320 MB); the soak's mixed load with one process and with two (`npm run soak` runs one; the two-process ratio is still to be measured).",
 ];
 
 /** Issue #14: every subscriber's progress and final events within 250 ms (p99), under 20 KB of server memory per subscriber. */
