@@ -12,7 +12,7 @@ import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { isUuid } from "../util/ids.ts";
 import type { ArchiveResult } from "./archive-result.ts";
 import { JobFeed } from "./job.coalescing.ts";
-import { MULTIMEDIA_PROGRESS, progressPercent, type JobState, type MultimediaStatus } from "./job.events.ts";
+import { progressPercent, type JobState, type MultimediaStatus } from "./job.events.ts";
 import { positionOf, type HistoryJob, type JobPosition } from "./job.history.ts";
 import { restStatusBody } from "./job.serializer.ts";
 import type { MediaFile, MultimediaScope } from "./job.service.ts";
