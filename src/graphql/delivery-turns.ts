@@ -11,28 +11,22 @@
  * next event only once the last one is sent).
  */
 export class DeliveryTurns {
-  private waiting: (() => void)[] = [];
-  private scheduled = false;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(private readonly perTurn: number) {}
 
   /** Resolves when this delivery may go out: with the first slice that has room for it. */
   take(): Promise<void> {
     return new Promise((resolve) => {
-      this.waiting.push(resolve);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.release);
-      }
+      // a slice is set whenever deliveries wait: the first to wait sets it
+      if (this.waiting.push(resolve) === 1) setImmediate(this.release);
     });
   }
 
   private readonly release = () => {
-    const slice = this.waiting.length <= this.perTurn ? this.waiting : this.waiting.slice(0, this.perTurn);
-    this.waiting = slice === this.waiting ? [] : this.waiting.slice(this.perTurn);
+    const slice = this.waiting.splice(0, this.perTurn);
     // the next slice is set for the loop's next turn, after the I/O that came in meanwhile
-    this.scheduled = this.waiting.length > 0;
-    if (this.scheduled) setImmediate(this.release);
+    if (this.waiting.length > 0) setImmediate(this.release);
     for (const resolve of slice) resolve();
   };
 }
