@@ -2,6 +2,7 @@ import { Prisma } from "../generated/prisma/client.ts";
 import type { Prisma as PrismaClient } from "../db/client.ts";
 import { isUuid } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
+import { CountCache, statementKey } from "./case.counts.ts";
 import type { CaseFilter, CaseOrder, CaseSlice, Keyset } from "./case.query.ts";
 import type { CaseIndexRecord, CaseRecord } from "./case.record.ts";
 
@@ -97,6 +98,10 @@ function windowClause(filter: Prisma.Sql, window: { after?: Keyset; before?: Key
   return join(parts, " AND ");
 }
 
+/** The domain's case write version (src/cases/case.counts.ts), read inside the statement that needs it: one snapshot. */
+const writeVersion = (domainId: string) =>
+  sql`COALESCE((SELECT w.version::text FROM case_write_versions w WHERE w.domain_id = ${domainId}::uuid), '0')`;
+
 /** A case of a page and its position in the list, at the column's full (microsecond) precision. */
 export interface KeyedCase {
   record: CaseRecord;
@@ -104,6 +109,8 @@ export interface KeyedCase {
 }
 
 export class CaseRepository {
+  private readonly counts = new CountCache<object>();
+
   constructor(private readonly db: Db) {}
 
   /**
@@ -113,11 +120,13 @@ export class CaseRepository {
    */
   async page(domain: { id: string; name: string }, query: CaseFilter, limit: number, after?: Keyset) {
     const where = windowClause(filterClause(domain.id, query), { after });
-    const read = await this.read(domain, where, false, limit + 1);
+    const { cases: read, version } = await this.read(domain, where, false, limit + 1);
     const hasMore = read.length > limit;
     const page = hasMore ? read.slice(0, limit) : read;
     // a last page holds everything that remains: the count would visit every match again
-    const total = hasMore ? await this.count(where) : page.length;
+    const total = hasMore
+      ? Number((await this.counted<{ count: bigint }>(domain.id, sql`SELECT count(*) AS count FROM cases c WHERE ${where}`, version)).count)
+      : page.length;
     return { records: page.map((c) => c.record), total, hasMore, lastKey: page[page.length - 1]?.key };
   }
 
@@ -130,36 +139,61 @@ export class CaseRepository {
     const filter = filterClause(domain.id, query);
     const asc = slice.order === "asc";
     // newest first read forward, or oldest first read backward, is the descending scan
-    const read = await this.read(domain, windowClause(filter, slice, slice.order), asc === slice.backward, slice.size + 1);
+    const { cases: read, version } = await this.read(domain, windowClause(filter, slice, slice.order), asc === slice.backward, slice.size + 1);
     // an unbounded window read whole is everything the filter matches, with nothing outside it
     if (!slice.after && !slice.before && read.length <= slice.size) {
       return { read, total: read.length, outside: { beforeAfter: false, afterBefore: false } };
     }
-    const [counts] = await this.db.$queryRaw<{ total: bigint; before_after: bigint; after_before: bigint }[]>`SELECT count(*) AS total,
+    const counts = await this.counted<{ total: bigint; before_after: bigint; after_before: bigint }>(
+      domain.id,
+      sql`SELECT count(*) AS total,
         ${slice.after ? sql`count(*) FILTER (WHERE ${keyset(asc ? "<=" : ">=", slice.after)})` : sql`0`} AS before_after,
         ${slice.before ? sql`count(*) FILTER (WHERE ${keyset(asc ? ">=" : "<=", slice.before)})` : sql`0`} AS after_before
-      FROM cases c WHERE ${filter}`;
+      FROM cases c WHERE ${filter}`,
+      version,
+    );
     return {
       read,
-      total: Number(counts!.total),
-      outside: { beforeAfter: Number(counts!.before_after) > 0, afterBefore: Number(counts!.after_before) > 0 },
+      total: Number(counts.total),
+      outside: { beforeAfter: Number(counts.before_after) > 0, afterBefore: Number(counts.after_before) > 0 },
     };
   }
 
-  /** How many cases match `where`. */
-  private async count(where: Prisma.Sql): Promise<number> {
-    const [{ count }] = await this.db.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM cases c WHERE ${where}`;
-    return Number(count);
+  /**
+   * The one row of a count statement: remembered when the domain's write version is still `seen`
+   * (the version the page was read at), else read together with the version it counts.
+   */
+  private async counted<R extends object>(domainId: string, counts: Prisma.Sql, seen: string | undefined): Promise<R> {
+    const key = statementKey(counts);
+    const remembered = this.counts.get(key, seen);
+    if (remembered) return remembered as R;
+    const [row] = await this.db.$queryRaw<(R & { write_version: string })[]>`SELECT counted.*, ${writeVersion(domainId)} AS write_version
+      FROM (${counts}) AS counted`;
+    const { write_version: version, ...value } = row!;
+    this.counts.set(key, version, value);
+    return value as R;
   }
 
-  /** The cases matching `where`, in list order or its reverse, with their positions and indices. */
-  private async read(domain: { id: string; name: string }, where: Prisma.Sql, descending: boolean, limit: number): Promise<KeyedCase[]> {
+  /**
+   * The cases matching `where`, in list order or its reverse, with their positions and indices, and
+   * the domain's write version they were read at (none when nothing matched).
+   */
+  private async read(
+    domain: { id: string; name: string },
+    where: Prisma.Sql,
+    descending: boolean,
+    limit: number,
+  ): Promise<{ cases: KeyedCase[]; version: string | undefined }> {
     const order = descending ? sql`c.indexed_on DESC, c.id DESC` : sql`c.indexed_on, c.id`;
-    const rows = await this.db.$queryRaw<(CaseRow & { indexed_on_key: string })[]>`SELECT ${COLUMNS},
-        to_char(c.indexed_on AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS indexed_on_key
+    const rows = await this.db.$queryRaw<(CaseRow & { indexed_on_key: string; write_version: string })[]>`SELECT ${COLUMNS},
+        to_char(c.indexed_on AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS indexed_on_key,
+        ${writeVersion(domain.id)} AS write_version
       FROM cases c WHERE ${where} ORDER BY ${order} LIMIT ${limit}`;
     const records = await this.withIndices(domain.name, rows);
-    return records.map((record, i) => ({ record, key: { indexedOn: rows[i]!.indexed_on_key, caseId: rows[i]!.id } }));
+    return {
+      cases: records.map((record, i) => ({ record, key: { indexedOn: rows[i]!.indexed_on_key, caseId: rows[i]!.id } })),
+      version: rows[0]?.write_version,
+    };
   }
 
   async byIds(domain: { id: string; name: string }, ids: string[]): Promise<Map<string, CaseRecord>> {
