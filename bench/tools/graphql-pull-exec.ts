@@ -2,9 +2,12 @@
  * GraphQL execution of one case pull page, alone: the real schema and `Query.cases` resolver over
  * synthetic cases (no database, no HTTP), executed and serialised as Apollo does, so that changes
  * to the execution path can be timed and profiled in one process (`node --cpu-prof`) on a loaded
- * machine. `npx tsx bench/tools/graphql-pull-exec.ts [rounds]` prints the median CPU and wall time per page.
+ * machine. `npx tsx bench/tools/graphql-pull-exec.ts [rounds]` prints the median CPU and wall time per page,
+ * executed compiled (graphql-jit, as HTTP requests are: src/graphql/compiled-execution.ts), or with
+ * PULL_EXEC_INTERPRETED=1 through graphql-js (as WebSocket operations are).
  */
-import { execute, parse } from "graphql";
+import { execute, parse, type ExecutionResult } from "graphql";
+import { compileQuery, isCompiledQuery } from "graphql-jit";
 import { ExecutionBudget } from "../../src/graphql/budget.ts";
 import { buildGatewaySchema } from "../../src/graphql/schema.ts";
 import type { CaseRecord } from "../../src/cases/case.record.ts";
@@ -51,9 +54,18 @@ const rows = Array.from({ length: PAGE + 1 }, (_, i) => {
 const scope = { slice: async () => ({ read: rows, total: 20_000, outside: { beforeAfter: false, afterBefore: false } }) };
 const schema = await buildGatewaySchema();
 
+const compiled = (() => {
+  const query = compileQuery(schema, QUERY);
+  if (!isCompiledQuery(query)) throw new Error(JSON.stringify(query));
+  return query;
+})();
+const variableValues = { domain: "bench", after: null };
+
 async function page(): Promise<string> {
   const contextValue = { budget: new ExecutionBudget({ maxObjects: 1_000_000, maxMs: 60_000 }), loaders: { cases: { reads: async () => scope } } };
-  const result = await execute({ schema, document: QUERY, variableValues: { domain: "bench", after: null }, contextValue });
+  const result = process.env.PULL_EXEC_INTERPRETED
+    ? await execute({ schema, document: QUERY, variableValues, contextValue })
+    : ((await compiled.query(undefined, contextValue, variableValues)) as ExecutionResult);
   if (result.errors) throw new Error(JSON.stringify(result.errors));
   return `${JSON.stringify(result)}\n`;
 }

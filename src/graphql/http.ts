@@ -13,6 +13,7 @@ import type { Config } from "../config.ts";
 import { log } from "../log.ts";
 import { requestDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
+import { compiledExecution } from "./compiled-execution.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, sendGraphQLError, sendRateLimited } from "./errors.ts";
 import { graphqlIde } from "./ide.ts";
@@ -155,7 +156,7 @@ export async function createHttpEndpoint({
   trustedDocuments,
 }: HttpEndpointOptions): Promise<HttpEndpoint> {
   const apollo = new ApolloServer<GraphQLContext>({
-    schema,
+    gateway: compiledExecution(schema),
     formatError: (formatted, error) => formatError(formatted, uploadClientError(unwrapResolverError(error)) ?? error),
     introspection: true,
     csrfPrevention: true,

@@ -32,9 +32,12 @@ export interface NodeRef {
 /** The value `Query.node` returns: the object as its type's resolvers read it, marked with its type. */
 export type NodeValue = object & { __typename: NodeTypeName };
 
+/** A node's concrete type: the mark `Query.node` put on it. */
+export const nodeTypeOf = (value: NodeValue): NodeTypeName => value.__typename;
+
 @InterfaceType("Node", {
   description: "An object with a global id: `Query.node(id)` fetches it again, and client caches normalise by it.",
-  resolveType: (value: NodeValue) => value.__typename,
+  resolveType: nodeTypeOf,
 })
 export abstract class NodeInterface {
   @Field(() => ID, { description: "An opaque global id, unique across every type; `Query.node` takes it." })

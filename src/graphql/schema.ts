@@ -1,11 +1,12 @@
 import "reflect-metadata";
-import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphql";
+import { lexicographicSortSchema, printSchema, type GraphQLInterfaceType, type GraphQLSchema } from "graphql";
 import { buildSchema } from "type-graphql";
 import { enforceBudget } from "./budget.ts";
 import { DateTimeISOScalar } from "./scalars.ts";
 import { AdminResolver, DomainResolver } from "../admin/admin.resolver.ts";
 import { AppResolver, AppVersionResolver } from "../apps/app.resolver.ts";
 import { CaseIndexResolver, CaseResolver, FormResolver } from "../cases/case.resolver.ts";
+import { nodeTypeOf } from "./node.ts";
 import { NodeResolver } from "./node.resolver.ts";
 import { LocationTypeResolver } from "../locations/location-type.resolver.ts";
 import { LocationResolver } from "../locations/location.resolver.ts";
@@ -42,6 +43,9 @@ export async function buildGatewaySchema(): Promise<GraphQLSchema> {
   // every operation runs under its context's budget (objects produced, time)
   enforceBudget(schema);
   describeRootTypes(schema);
+  // type-graphql wraps resolveType in an async function; compiled execution (graphql-jit) needs the
+  // type's name at once, and graphql-js takes either
+  (schema.getType("Node") as GraphQLInterfaceType).resolveType = nodeTypeOf;
   return schema;
 }
 
