@@ -8,27 +8,26 @@
  * from here instead of visiting every match (at a million cases, the whole heap) on each request.
  */
 
+import { LRUCache } from "lru-cache";
+
 /** How many counts one process keeps (least recently used first out): small rows, a few filters per dashboard. */
 const CAPACITY = 1000;
 
 export class CountCache<T> {
-  private readonly entries = new Map<string, { version: string; value: T }>();
+  private readonly entries: LRUCache<string, { version: string; value: T }>;
 
-  constructor(private readonly capacity = CAPACITY) {}
+  constructor(capacity = CAPACITY) {
+    this.entries = new LRUCache({ max: capacity });
+  }
 
   /** The count for `key` if it was read at `version`. */
   get(key: string, version: string | undefined): T | undefined {
     const entry = this.entries.get(key);
-    if (!entry || version === undefined || entry.version !== version) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.value;
+    return entry && version !== undefined && entry.version === version ? entry.value : undefined;
   }
 
   set(key: string, version: string, value: T): void {
-    this.entries.delete(key);
     this.entries.set(key, { version, value });
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
   }
 }
 
