@@ -98,6 +98,20 @@ function windowClause(filter: Prisma.Sql, window: { after?: Keyset; before?: Key
   return join(parts, " AND ");
 }
 
+/** REST's count: what the filter matches from a page's position on (CONTRACT §2 `matching_records`). */
+const remainingCount = (filter: Prisma.Sql, after?: Keyset) => sql`SELECT count(*) AS count FROM cases c WHERE ${windowClause(filter, { after })}`;
+
+/** GraphQL's counts for a slice: everything the filter matches, and whether cases lie outside the window. */
+const sliceCounts = (filter: Prisma.Sql, slice: CaseSlice) => {
+  const asc = slice.order === "asc";
+  return sql`SELECT count(*) AS total,
+    ${slice.after ? sql`count(*) FILTER (WHERE ${keyset(asc ? "<=" : ">=", slice.after)})` : sql`0`} AS before_after,
+    ${slice.before ? sql`count(*) FILTER (WHERE ${keyset(asc ? ">=" : "<=", slice.before)})` : sql`0`} AS after_before
+  FROM cases c WHERE ${filter}`;
+};
+
+type SliceCounts = { total: bigint | number; before_after: bigint | number; after_before: bigint | number };
+
 /** The domain's case write version (src/cases/case.counts.ts), read inside the statement that needs it: one snapshot. */
 const writeVersion = (domainId: string) =>
   sql`COALESCE((SELECT w.version::text FROM case_write_versions w WHERE w.domain_id = ${domainId}::uuid), '0')`;
@@ -119,15 +133,19 @@ export class CaseRepository {
    * precision: a JS Date keeps only milliseconds, and a cursor built from it would repeat that case forever.
    */
   async page(domain: { id: string; name: string }, query: CaseFilter, limit: number, after?: Keyset) {
-    const where = windowClause(filterClause(domain.id, query), { after });
-    const { cases: read, version } = await this.read(domain, where, false, limit + 1);
+    const filter = filterClause(domain.id, query);
+    const { cases: read, version } = await this.read(domain, windowClause(filter, { after }), false, limit + 1);
     const hasMore = read.length > limit;
     const page = hasMore ? read.slice(0, limit) : read;
+    const lastKey = page[page.length - 1]?.key;
     // a last page holds everything that remains: the count would visit every match again
-    const total = hasMore
-      ? Number((await this.counted<{ count: bigint }>(domain.id, sql`SELECT count(*) AS count FROM cases c WHERE ${where}`, version)).count)
-      : page.length;
-    return { records: page.map((c) => c.record), total, hasMore, lastKey: page[page.length - 1]?.key };
+    if (!hasMore) return { records: page.map((c) => c.record), total: page.length, hasMore, lastKey };
+    const counted = await this.counted<{ count: bigint | number }>(domain.id, remainingCount(filter, after), version);
+    const total = Number(counted.value.count);
+    // What remains after this page is this count less the page, at the same write version: the
+    // `next` page finds it remembered, so a pull that nothing writes to counts once, not per page.
+    if (counted.version === version) this.counts.set(statementKey(remainingCount(filter, lastKey)), version, { count: total - limit });
+    return { records: page.map((c) => c.record), total, hasMore, lastKey };
   }
 
   /**
@@ -144,14 +162,11 @@ export class CaseRepository {
     if (!slice.after && !slice.before && read.length <= slice.size) {
       return { read, total: read.length, outside: { beforeAfter: false, afterBefore: false } };
     }
-    const counts = await this.counted<{ total: bigint; before_after: bigint; after_before: bigint }>(
-      domain.id,
-      sql`SELECT count(*) AS total,
-        ${slice.after ? sql`count(*) FILTER (WHERE ${keyset(asc ? "<=" : ">=", slice.after)})` : sql`0`} AS before_after,
-        ${slice.before ? sql`count(*) FILTER (WHERE ${keyset(asc ? ">=" : "<=", slice.before)})` : sql`0`} AS after_before
-      FROM cases c WHERE ${filter}`,
-      version,
-    );
+    const counted = await this.counted<SliceCounts>(domain.id, sliceCounts(filter, slice), version);
+    const counts = counted.value;
+    // a page of `first: 0` has no edge to continue from
+    const edge = read.length > slice.size ? read[slice.size - 1] : undefined;
+    if (counted.version === version && edge) this.rememberNextSlice(filter, slice, edge.key, counts, version);
     return {
       read,
       total: Number(counts.total),
@@ -160,18 +175,32 @@ export class CaseRepository {
   }
 
   /**
-   * The one row of a count statement: remembered when the domain's write version is still `seen`
-   * (the version the page was read at), else read together with the version it counts.
+   * The counts of the slice that continues this one in its reading direction (after its last edge
+   * forward, before its first edge backward): the same total, and `size` more cases on the side it
+   * leaves behind. The client's next page finds them remembered at this write version.
    */
-  private async counted<R extends object>(domainId: string, counts: Prisma.Sql, seen: string | undefined): Promise<R> {
+  private rememberNextSlice(filter: Prisma.Sql, slice: CaseSlice, edge: Keyset, counts: SliceCounts, version: string): void {
+    const size = slice.size;
+    const next = slice.backward
+      ? { slice: { ...slice, before: edge }, counts: { ...counts, after_before: Number(counts.after_before) + size } }
+      : { slice: { ...slice, after: edge }, counts: { ...counts, before_after: Number(counts.before_after) + size } };
+    this.counts.set(statementKey(sliceCounts(filter, next.slice)), version, next.counts);
+  }
+
+  /**
+   * The one row of a count statement, and the write version it is exact at: remembered when the
+   * domain's version is still `seen` (the version the page was read at), else read together with
+   * the version it counts.
+   */
+  private async counted<R extends object>(domainId: string, counts: Prisma.Sql, seen: string | undefined): Promise<{ value: R; version: string }> {
     const key = statementKey(counts);
     const remembered = this.counts.get(key, seen);
-    if (remembered) return remembered as R;
+    if (remembered) return { value: remembered as R, version: seen! };
     const [row] = await this.db.$queryRaw<(R & { write_version: string })[]>`SELECT counted.*, ${writeVersion(domainId)} AS write_version
       FROM (${counts}) AS counted`;
     const { write_version: version, ...value } = row!;
     this.counts.set(key, version, value);
-    return value as R;
+    return { value: value as R, version };
   }
 
   /**

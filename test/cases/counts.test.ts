@@ -42,6 +42,23 @@ const CountedCases = graphql(`
   }
 `);
 
+const PagedCases = graphql(`
+  query PagedCases($domain: String!, $first: Int, $after: String, $last: Int, $before: String) {
+    cases(domain: $domain, first: $first, after: $after, last: $last, before: $before, filter: { caseType: ["patient"] }) {
+      totalCount
+      nodes {
+        caseId
+      }
+      pageInfo {
+        hasNextPage
+        hasPreviousPage
+        startCursor
+        endCursor
+      }
+    }
+  }
+`);
+
 describe("the list's counts are remembered for one write version of the domain", () => {
   let app: CaseTestApp;
   let countStatements: () => number;
@@ -108,6 +125,76 @@ describe("the list's counts are remembered for one write version of the domain",
     expect(countStatements()).toBe(counted);
     await app.createCase({ case_type: "patient" });
     expect(await total()).toBe(6);
+  });
+
+  /** GET of a `next` link (an absolute URL) as the editor. */
+  const follow = (next: string) => {
+    const url = new URL(next);
+    return app.http().get(`${url.pathname}${url.search}`).set("Authorization", app.editor.authorization);
+  };
+
+  it("a pull through `next` counts once while nothing is written, and each page's matching_records stays exact", async () => {
+    const first = await app.get("?limit=2&case_type=patient");
+    const counted = countStatements();
+    const second = await follow(first.body.next);
+    const third = await follow(second.body.next);
+    expect([first.body.matching_records, second.body.matching_records, third.body.matching_records]).toEqual([5, 3, 1]);
+    expect("next" in third.body).toBe(false);
+    expect(countStatements()).toBe(counted);
+  });
+
+  it("a case created between two pages of a pull is counted by the next page", async () => {
+    const first = await app.get("?limit=2&case_type=patient");
+    expect(first.body.matching_records).toBe(5);
+    await app.createCase({ case_type: "patient" });
+    const second = await follow(first.body.next);
+    expect(second.body.matching_records).toBe(4);
+  });
+
+  const pageOf = async (variables: { first?: number; after?: string; last?: number; before?: string }) => {
+    const { body } = await gql(app, app.editor.authorization, PagedCases, { domain: "demo", ...variables });
+    expect(body.errors).toBeUndefined();
+    const { totalCount, nodes, pageInfo } = body.data!.cases;
+    return { totalCount, size: nodes.length, hasNextPage: pageInfo.hasNextPage, hasPreviousPage: pageInfo.hasPreviousPage, pageInfo };
+  };
+
+  it("GraphQL: paging forward through endCursor counts once while nothing is written, pageInfo exact on each page", async () => {
+    const first = await pageOf({ first: 2 });
+    const counted = countStatements();
+    const second = await pageOf({ first: 2, after: first.pageInfo.endCursor! });
+    const third = await pageOf({ first: 2, after: second.pageInfo.endCursor! });
+    expect([first, second, third].map(({ pageInfo, ...page }) => page)).toEqual([
+      { totalCount: 5, size: 2, hasNextPage: true, hasPreviousPage: false },
+      { totalCount: 5, size: 2, hasNextPage: true, hasPreviousPage: true },
+      { totalCount: 5, size: 1, hasNextPage: false, hasPreviousPage: true },
+    ]);
+    expect(countStatements()).toBe(counted);
+  });
+
+  it("GraphQL: paging backward through startCursor counts once while nothing is written, pageInfo exact on each page", async () => {
+    const last = await pageOf({ last: 2 });
+    const counted = countStatements();
+    const before = await pageOf({ last: 2, before: last.pageInfo.startCursor! });
+    const earliest = await pageOf({ last: 2, before: before.pageInfo.startCursor! });
+    expect([last, before, earliest].map(({ pageInfo, ...page }) => page)).toEqual([
+      { totalCount: 5, size: 2, hasNextPage: false, hasPreviousPage: true },
+      { totalCount: 5, size: 2, hasNextPage: true, hasPreviousPage: true },
+      { totalCount: 5, size: 1, hasNextPage: true, hasPreviousPage: false },
+    ]);
+    expect(countStatements()).toBe(counted);
+  });
+
+  it("GraphQL: a case deleted between two pages is counted by the next page", async () => {
+    const first = await pageOf({ first: 2 });
+    await app.db.prisma.$executeRaw`DELETE FROM cases WHERE case_type = 'household'`;
+    await app.db.prisma
+      .$executeRaw`DELETE FROM cases WHERE id = (SELECT id FROM cases WHERE case_type = 'patient' ORDER BY indexed_on DESC, id DESC LIMIT 1)`;
+    const second = await pageOf({ first: 2, after: first.pageInfo.endCursor! });
+    expect({ totalCount: second.totalCount, size: second.size, hasNextPage: second.hasNextPage }).toEqual({
+      totalCount: 4,
+      size: 2,
+      hasNextPage: false,
+    });
   });
 
   it("another domain's writes leave this domain's remembered count in use", async () => {
