@@ -137,15 +137,16 @@ export class CaseRepository {
     const { cases: read, version } = await this.read(domain, windowClause(filter, { after }), false, limit + 1);
     const hasMore = read.length > limit;
     const page = hasMore ? read.slice(0, limit) : read;
+    const records = page.map((c) => c.record);
     const lastKey = page[page.length - 1]?.key;
     // a last page holds everything that remains: the count would visit every match again
-    if (!hasMore) return { records: page.map((c) => c.record), total: page.length, hasMore, lastKey };
+    if (!hasMore) return { records, total: page.length, hasMore, lastKey };
     const counted = await this.counted<{ count: bigint | number }>(domain.id, remainingCount(filter, after), version);
     const total = Number(counted.value.count);
     // What remains after this page is this count less the page, at the same write version: the
     // `next` page finds it remembered, so a pull that nothing writes to counts once, not per page.
     if (counted.version === version) this.counts.set(statementKey(remainingCount(filter, lastKey)), version, { count: total - limit });
-    return { records: page.map((c) => c.record), total, hasMore, lastKey };
+    return { records, total, hasMore, lastKey };
   }
 
   /**
