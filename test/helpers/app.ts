@@ -49,7 +49,7 @@ export function validatingRequest(app: Parameters<typeof request>[0]): ReturnTyp
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ LOG_LEVEL: "silent", DATA_DIR: "/nonexistent" }), ...overrides };
+  return { ...loadConfig({ DATA_DIR: "/nonexistent" }), ...overrides };
 }
 
 export async function build(overrides: Partial<Config> = {}, wrapDb: (db: Database) => Database = (db) => db): Promise<TestApp> {

@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { createWriteStream, existsSync, readFileSync, readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
@@ -10,7 +10,10 @@ import { promisify } from "node:util";
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
+  /** everything the server wrote (stdout and stderr) so far */
   output(): string;
+  /** the file that holds it */
+  logFile: string;
   /** sends the signal (to npm alone, with `npmStart`) and resolves with the exit code */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   /** resolves with the exit code once the child (node, or npm) has exited */
@@ -18,11 +21,6 @@ export interface ServerProcess {
 }
 
 export interface StartOptions {
-  /**
-   * As in production: without the NODE_ENV=test that vitest sets, under which Apollo Server
-   * installs no signal handlers of its own.
-   */
-  production?: boolean;
   /** `npm start` as its user runs it, in a process group of its own (the child is npm) */
   npmStart?: boolean;
 }
@@ -30,43 +28,60 @@ export interface StartOptions {
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const START_SCRIPT = path.join(ROOT, "scripts/start.sh");
 
+/**
+ * Starts the server as production does (scripts/start.sh, or `npm start`): with the production
+ * defaults (no NODE_ENV=test, which vitest sets and under which Apollo Server installs no signal
+ * handlers of its own; the default log level), changed only through the documented configuration
+ * variables in `env`. What it writes goes to a file (`logFile`), never silenced.
+ */
 export async function startServer(env: Record<string, string>, timeoutMs = 60_000, options: StartOptions = {}): Promise<ServerProcess> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: "0", LOG_LEVEL: "error", ...env };
-  if (options.production || options.npmStart) delete childEnv.NODE_ENV;
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: "0", ...env };
+  delete childEnv.NODE_ENV;
   // the server as npm start runs it (scripts/start.sh), with this node
   if (!options.npmStart) childEnv.NODE = process.execPath;
   const [command, args] = options.npmStart ? ["npm", ["start"]] : ["sh", [START_SCRIPT]];
   const child = spawn(command, args, { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: options.npmStart });
-  let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
+  const logFile = path.join(os.tmpdir(), `gateway-server-${process.pid}-${child.pid}.log`);
+  const file = createWriteStream(logFile);
+  let stdout = "";
+  child.stdout!.on("data", (chunk) => {
+    stdout += chunk;
+    file.write(chunk);
+  });
+  child.stderr!.on("data", (chunk) => file.write(chunk));
+  const output = () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "");
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // the file has everything once both pipes have ended
+  const flushed = new Promise<void>((resolve) => child.once("close", () => file.end(resolve)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output}`)), timeoutMs);
+    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output()}`)), timeoutMs);
     const check = () => {
-      const match = /listening on (http:\/\/\S+)/.exec(output);
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]);
       }
     };
     child.stdout!.on("data", check);
-    void exited.then((code) => {
+    void exited.then(async (code) => {
       clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before starting:\n${output}`));
+      await flushed;
+      reject(new Error(`server exited with ${code} before starting:\n${output()}`));
     });
   }).catch(async (error: unknown) => {
     if (options.npmStart) await killGroup(child.pid!);
     throw error;
   });
+  const done = exited.then(async (code) => (await flushed, code));
   return {
     url,
     child,
-    output: () => output,
-    exited,
+    output,
+    logFile,
+    exited: done,
     async stop(signal = "SIGTERM") {
       child.kill(signal);
-      return exited;
+      return done;
     },
   };
 }

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { log, setLogLevel } from "../../src/log.ts";
+import { log } from "../../src/log.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { captureLog } from "../helpers/log.ts";
 
 /**
  * CONTRACT §7.2: every HTTP response carries X-Request-Id (the client's when well-formed), and each
@@ -11,25 +12,9 @@ import { build, createDomain, createUser, type TestApp, type TestUser } from "..
 
 let app: TestApp | undefined;
 afterEach(async () => {
-  setLogLevel("silent");
   await app?.close();
   app = undefined;
 });
-
-/** Runs `fn` with the log at `info`, and returns every line written meanwhile. */
-async function captureLog(fn: () => Promise<void>): Promise<string[]> {
-  const lines: string[] = [];
-  const write = process.stderr.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof process.stderr.write;
-  setLogLevel("info");
-  try {
-    await fn();
-  } finally {
-    process.stderr.write = write;
-    setLogLevel("silent");
-  }
-  return lines.join("").split("\n").filter(Boolean);
-}
 
 const requestLines = (lines: string[]) => lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === "request completed");
 

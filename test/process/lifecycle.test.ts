@@ -13,8 +13,6 @@ import { tempPrefix } from "../../src/util/temp-entries.ts";
  * vitest's NODE_ENV=test). Signals in detail: shutdown.test.ts.
  */
 
-const PRODUCTION = { production: true };
-
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 const ADMIN = basic("admin", "admin-pass");
 
@@ -41,7 +39,7 @@ describe.skipIf(usingPostgres())("server process on the embedded database", () =
   });
 
   it("prints one ready line with its URL, answers 401 JSON, and exits 0 on SIGTERM", async () => {
-    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" }, 60_000, PRODUCTION);
+    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" });
     const lines = server
       .output()
       .trim()
@@ -57,12 +55,12 @@ describe.skipIf(usingPostgres())("server process on the embedded database", () =
   });
 
   it("keeps data across a restart, and BOOTSTRAP_ADMIN resets the admin password", async () => {
-    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" }, 60_000, PRODUCTION);
+    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" });
     const created = await graphql(server.url, 'mutation { createDomain(name: "kept") { name } }');
     expect(created.body.data).toEqual({ createDomain: { name: "kept" } });
     expect(await server.stop("SIGINT")).toBe(0);
 
-    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" }, 60_000, PRODUCTION);
+    server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" });
     const listed = await graphql(server.url, "{ domains { name } }");
     expect(listed.body.data).toEqual({ domains: [{ name: "kept" }] });
   });
@@ -81,11 +79,11 @@ describe.skipIf(usingPostgres())("server process on the embedded database", () =
       await mkdir(entry, { recursive: true });
       await writeFile(path.join(entry, "0-bulk_upload_file"), "partial");
     }
-    server = await startServer({ DATA_DIR: dataDir }, 60_000, PRODUCTION);
+    server = await startServer({ DATA_DIR: dataDir });
     expect(await readdir(tmp)).toEqual([path.basename(live)]);
   });
 
   it("refuses to start with a malformed setting, saying which", async () => {
-    await expect(startServer({ DATA_DIR: dataDir, PORT: "not-a-port" }, 30_000, PRODUCTION)).rejects.toThrow(/PORT must be an integer/);
+    await expect(startServer({ DATA_DIR: dataDir, PORT: "not-a-port" }, 30_000)).rejects.toThrow(/PORT must be an integer/);
   });
 });

@@ -97,7 +97,7 @@ describe.skipIf(usingPostgres())("CONTRACT §7.1: SIGTERM and SIGINT stop the se
   let server: ServerProcess | undefined;
   let group: number | undefined;
 
-  const start = async (env: Record<string, string> = {}, options: StartOptions = { production: true }) => {
+  const start = async (env: Record<string, string> = {}, options: StartOptions = {}) => {
     server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass", ...env }, 60_000, options);
     if (options.npmStart) group = server.child.pid;
     return server;

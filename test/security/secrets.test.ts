@@ -5,8 +5,9 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { digestHa1, hashPassword, safeEqual, verifyPassword, verifyUserPassword } from "../../src/auth/secrets.ts";
 import type { Database } from "../../src/db/client.ts";
-import { log, redactText, setLogLevel } from "../../src/log.ts";
+import { log, redactText } from "../../src/log.ts";
 import { freshDatabase, usingPostgres } from "../helpers/db.ts";
+import { captureLog } from "../helpers/log.ts";
 import { pgClusterUnavailable, startPgCluster, startServer, type PgCluster, type ServerProcess } from "../helpers/process.ts";
 
 /**
@@ -241,22 +242,15 @@ async function listFiles(dir: string): Promise<string[]> {
 }
 
 describe("the logger scrubs credentials it is handed by mistake", () => {
-  it("redacts Authorization values, password-like parameters and URL passwords, at any depth", () => {
-    const lines: string[] = [];
-    const write = process.stderr.write;
-    process.stderr.write = ((chunk: string) => (lines.push(String(chunk)), true)) as typeof process.stderr.write;
-    try {
-      setLogLevel("info");
+  it("redacts Authorization values, password-like parameters and URL passwords, at any depth", async () => {
+    const lines = await captureLog(() =>
       log.error("request failed for Authorization: Basic d29ya2VyOmh1bnRlcjI=", {
         error: new Error("could not check ApiKey worker:k3y-s3cret (password=hunter2) at postgresql://app:dbpa55@db:5432/x"),
         headers: { authorization: "Bearer tok-s3cret", "user-agent": "curl" },
         input: { username: "worker", password: "hunter2", nested: { clientSecret: "cs-s3cret", refresh_token: "rt-s3cret" } },
         note: 'Digest username="worker", response="abcdef0123"',
-      });
-    } finally {
-      process.stderr.write = write;
-      setLogLevel("silent");
-    }
+      }),
+    );
     const text = lines.join("");
     for (const leaked of ["d29ya2VyOmh1bnRlcjI=", "k3y-s3cret", "hunter2", "dbpa55", "tok-s3cret", "cs-s3cret", "rt-s3cret", "abcdef0123"]) {
       expect(text).not.toContain(leaked);
