@@ -7,6 +7,13 @@ import pino, { type Level, type Logger } from "pino";
  * as a second line of defence every field is scrubbed before it is written: values under
  * secret-looking keys at any depth are dropped and credentials inside text (Authorization values,
  * password=…, a URL's password) are redacted.
+ *
+ * A line costs at most a bounded amount of work, whatever it is handed (CONTRACT §7.5: one request
+ * must not stall the process through its log line): strings are cut to MAX_TEXT characters before
+ * any pattern runs, every pattern's repetitions are bounded (so none can backtrack over a long run
+ * of text), and the walk of a field stops at a depth, a number of keys and items, and a number of
+ * values per line. Only plain data is walked: an object of a class (a request, a socket, a buffer)
+ * is written as its class name, never entered.
  */
 
 export type LogLevel = Level | "silent";
@@ -16,44 +23,88 @@ export const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info"
 /** Keys whose values are never written, at any depth of a logged field. */
 const SECRET_KEY = /pass(word)?|secret|token|authorization|api_?key|cookie|credential|^ha1|digest_?ha1|^key$/i;
 
+/** Characters of one string that are written; the rest is replaced by a count. */
+export const MAX_TEXT = 2048;
+/** How far past MAX_TEXT credentials are redacted before the cut, so that none is cut in two and half-written. */
+const REDACT_OVERLAP = 600;
+const MAX_DEPTH = 4;
+const MAX_ENTRIES = 50;
+/** Values (strings, numbers, objects…) written for one line's fields, in all. */
+const MAX_VALUES = 1000;
+
 /**
  * Credentials that may hide inside free text (an error message quoting a header, a URL with a
  * password): Authorization values of the four schemes, `password=`/`token=`-like parameters, and
- * the password part of a URL's userinfo.
+ * the password part of a URL's userinfo. Every repetition is bounded and no two quantifiers can
+ * share the same characters, so each pattern does bounded work per position of the text.
  */
 const SECRET_TEXT: [RegExp, string][] = [
-  [/\b(Basic|Bearer|ApiKey)\s+[^\s"',;]+/gi, "$1 [redacted]"],
-  [/\bDigest\s+[^\n]*/gi, "Digest [redacted]"],
-  [/\b((?:password|passwd|secret|client_secret|token|access_token|refresh_token|api_key|key)\s*[=:]\s*)("[^"]*"|[^\s&"',;]+)/gi, "$1[redacted]"],
-  [/(\w+:\/\/[^:/@\s]+:)[^@\s/]+@/g, "$1[redacted]@"],
+  [/\b(Basic|Bearer|ApiKey)\s{1,16}[^\s"',;]{1,512}/gi, "$1 [redacted]"],
+  [/\bDigest\s[^\n]*/gi, "Digest [redacted]"],
+  [
+    /\b((?:password|passwd|secret|client_secret|token|access_token|refresh_token|api_key|key)\s{0,16}[=:]\s{0,16})("[^"]{0,512}"?|[^\s&"',;]{1,512})/gi,
+    "$1[redacted]",
+  ],
+  [/\b([A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^:/@\s]{1,256}:)[^@\s/]{1,256}@/g, "$1[redacted]@"],
 ];
 
+/** `text` with every credential-shaped part redacted, cut to MAX_TEXT characters. */
 export function redactText(text: string): string {
-  return SECRET_TEXT.reduce((out, [pattern, replacement]) => out.replace(pattern, replacement), text);
+  const head = text.length > MAX_TEXT + REDACT_OVERLAP ? text.slice(0, MAX_TEXT + REDACT_OVERLAP) : text;
+  const redacted = SECRET_TEXT.reduce((out, [pattern, replacement]) => out.replace(pattern, replacement), head);
+  return redacted.length > MAX_TEXT ? `${redacted.slice(0, MAX_TEXT)}…[${text.length - MAX_TEXT} more characters]` : redacted;
 }
 
-function scrub(value: unknown, depth = 0): unknown {
-  if (typeof value === "string") return redactText(value);
-  if (value === null || typeof value !== "object") return value;
-  if (depth > 4) return "[…]";
-  if (value instanceof Error) {
-    const code = (value as { code?: unknown }).code;
-    return {
-      name: value.name,
-      ...(code !== undefined ? { code } : {}),
-      message: redactText(value.message),
-      stack: value.stack && redactText(value.stack),
-    };
-  }
-  if (Array.isArray(value)) return value.slice(0, 50).map((item) => scrub(item, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) out[key] = SECRET_KEY.test(key) ? "[redacted]" : scrub(item, depth + 1);
-  return out;
+const isPlain = (value: object) => {
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+};
+
+/** A copy of a line's fields fit to write: bounded, plain, and with no credential. */
+function scrubFields(fields: Record<string, unknown>): Record<string, unknown> {
+  let budget = MAX_VALUES;
+  const scrub = (value: unknown, depth: number): unknown => {
+    if (--budget < 0) return "[…]";
+    if (typeof value === "string") return redactText(value);
+    if (typeof value === "bigint") return value.toString();
+    if (value === null || typeof value !== "object") return value;
+    if (depth > MAX_DEPTH) return "[…]";
+    if (value instanceof Error) return scrubError(value, (item) => scrub(item, depth + 1));
+    if (value instanceof Date) return value.toISOString();
+    if (Array.isArray(value)) {
+      const items = value.slice(0, MAX_ENTRIES).map((item) => scrub(item, depth + 1));
+      return value.length > MAX_ENTRIES ? [...items, `[${value.length - MAX_ENTRIES} more items]`] : items;
+    }
+    if (!isPlain(value)) return `[${value.constructor?.name ?? "object"}]`;
+    const out: Record<string, unknown> = {};
+    let entries = 0;
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      if (++entries > MAX_ENTRIES) {
+        out["[…]"] = "more keys";
+        break;
+      }
+      const item = (value as Record<string, unknown>)[key];
+      out[redactText(key)] = SECRET_KEY.test(key.slice(0, 64)) ? "[redacted]" : scrub(item, depth + 1);
+    }
+    return out;
+  };
+  return scrub(fields, 0) as Record<string, unknown>;
+}
+
+function scrubError(error: Error, scrub: (value: unknown) => unknown): Record<string, unknown> {
+  const code = (error as { code?: unknown }).code;
+  return {
+    name: redactText(String(error.name)),
+    ...(code !== undefined ? { code: scrub(code) } : {}),
+    message: redactText(String(error.message)),
+    ...(error.stack ? { stack: redactText(error.stack) } : {}),
+  };
 }
 
 /**
- * Where credentials are known to sit in what the request logger and the call sites pass: the
- * headers of a request, an OAuth token request's form, and secret fields one level down.
+ * Where credentials are known to sit in what the call sites may pass: the headers of a request,
+ * an OAuth token request's form, and secret fields one level down.
  */
 const REDACT_PATHS = [
   "req.headers.authorization",
@@ -85,7 +136,7 @@ export const logger: Logger = pino(
     redact: { paths: REDACT_PATHS, censor: "[redacted]" },
     formatters: {
       level: (label) => ({ level: label }),
-      log: (fields) => scrub(fields) as Record<string, unknown>,
+      log: scrubFields,
     },
     hooks: {
       // the message too may quote a credential (an error's text)

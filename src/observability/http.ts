@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { pinoHttp } from "pino-http";
-import { logger } from "../log.ts";
+import { log } from "../log.ts";
+import { serving } from "./event-loop.ts";
 import { httpRequestDuration, httpRequests } from "./metrics.ts";
 
 /**
@@ -83,47 +83,50 @@ function username(res: ServerResponse): string | undefined {
   return (res as Partial<Response>).locals?.principal?.username;
 }
 
-/** Counts and times each request under its route pattern once its response has ended. */
-function measure(req: IncomingMessage, res: ServerResponse): void {
-  const started = process.hrtime.bigint();
-  res.once("close", () => {
-    const labels = { method: methodLabel(req.method), route: routePattern(req), status_code: String(res.statusCode) };
-    httpRequests.inc(labels);
-    httpRequestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-  });
+/** Counts and times an ended request under its route pattern. */
+function measure(req: IncomingMessage, res: ServerResponse, started: bigint): void {
+  const labels = { method: methodLabel(req.method), route: routePattern(req), status_code: String(res.statusCode) };
+  httpRequests.inc(labels);
+  httpRequestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
 }
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 /** a method outside the usual ones (any token is a valid method) is one label value */
 const methodLabel = (method = "") => (METHODS.has(method) ? method : "other");
 
-const requestLogger = pinoHttp({
-  logger,
-  genReqId(req, res) {
-    const id = requestIdOf(req.headers["x-request-id"]);
-    res.setHeader("X-Request-Id", id);
-    return id;
-  },
-  customAttributeKeys: { reqId: "requestId", responseTime: "durationMs" },
-  // what is logged of a request and its response: never headers, query strings or bodies
-  serializers: {
-    req: (req: { method: string; url: string }) => ({ method: req.method, path: req.url.split("?")[0] }),
-    res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-  },
-  wrapSerializers: false,
-  // called as the request starts too (nothing is known yet), and as its response ends
-  customProps: (req, res) => (res.headersSent ? { route: routePattern(req), ...(username(res) ? { username: username(res) } : {}) } : {}),
-  customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? "error" : "info"),
-  customSuccessMessage: () => "request completed",
-  customErrorMessage: () => "request failed",
-  quietReqLogger: true,
-});
+/**
+ * The request's access log line, written once as its response ends (or the client goes): only the
+ * fields meant for it, each bounded (the path is cut by the logger), never the raw request or
+ * response, whose headers and bodies may be large and hold credentials.
+ */
+function logCompletion(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint): void {
+  const user = username(res);
+  const fields = {
+    requestId,
+    req: { method: req.method, path: (req.url ?? "").split("?")[0] },
+    res: { statusCode: res.statusCode },
+    route: routePattern(req),
+    ...(user ? { username: user } : {}),
+    ...(res.writableFinished ? {} : { aborted: true }),
+    durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6),
+  };
+  if (res.statusCode >= 500) log.error("request completed", fields);
+  else log.info("request completed", fields);
+}
 
 /** The first middleware of the server: request id, access log line, HTTP metrics. */
 export function observeRequests(): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
+    const started = process.hrtime.bigint();
+    const requestId = requestIdOf(req.headers["x-request-id"]);
+    res.setHeader("X-Request-Id", requestId);
     recordMatchedRoutes(req);
-    measure(req, res);
-    requestLogger(req, res, next);
+    const served = serving(requestId);
+    res.once("close", () => {
+      served();
+      measure(req, res, started);
+      logCompletion(req, res, requestId, started);
+    });
+    next();
   };
 }
