@@ -19,6 +19,7 @@ import { openApiRouter } from "./openapi/openapi.rest.ts";
 import type { Services } from "./services.ts";
 import { databaseMetricSources, databaseProbes } from "./observability/probes.ts";
 import { probeRouter } from "./observability/health.ts";
+import { watchEventLoop } from "./observability/event-loop.ts";
 import { markRoute, observeRequests } from "./observability/http.ts";
 import { setMetricSources } from "./observability/metrics.ts";
 import { metricsRouter } from "./observability/metrics.rest.ts";
@@ -68,6 +69,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   const httpServer = createServer(app);
   const drain = requestDrain(httpServer);
   let closing = false;
+  const stopWatchingEventLoop = watchEventLoop();
 
   // CONTRACT §7.2: every request gets its id, access log line, metrics (and span, with tracing);
   // the probes and /metrics answer before any authentication or rate limit.
@@ -153,6 +155,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
     },
     async close(graceMs = services.config.shutdownGraceSeconds * 1000) {
       closing = true;
+      stopWatchingEventLoop();
       // Requests first, within the grace (the one drain of the HTTP server: Apollo's own drain
       // plugin, which cuts requests after a fixed 10 s, is not used); then graphql.dispose() closes
       // the WebSockets (1001) and stops Apollo.
