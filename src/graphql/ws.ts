@@ -9,7 +9,6 @@ import {
   type ExecutionResult,
   type GraphQLSchema,
 } from "graphql";
-import { useServer } from "graphql-ws/use/ws";
 import { LRUCache } from "lru-cache";
 import { WebSocketServer } from "ws";
 import type { Admission } from "../admission/admission.ts";
@@ -30,6 +29,7 @@ import { costError, limitRules, operationToRun, parseDocument, queryCost } from 
 import { SubscriptionEvents, type WireResult } from "./subscription-events.ts";
 import { untrustedDocumentError, type TrustedDocuments } from "./trusted-documents.ts";
 import { TOO_MANY_SUBSCRIPTIONS, WsSessions, type Session } from "./ws-sessions.ts";
+import { serveGraphQLOverWebSocket } from "./ws-transport.ts";
 
 /**
  * GraphQL over WebSocket (graphql-ws, `graphql-transport-ws`) on /graphql. Admission as on every
@@ -208,7 +208,7 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
   const stopRechecking = periodicRecheck(sessions, config.wsRecheckSeconds);
   // A message over maxPayload closes its connection (1009 Message Too Big) before it is buffered whole.
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: config.wsMaxPayloadBytes });
-  const subscriptions = useServer<Record<string, unknown>, { session?: Session }>(
+  const subscriptions = serveGraphQLOverWebSocket<Record<string, unknown>, { session?: Session }>(
     {
       schema,
       async onConnect(ctx) {
@@ -272,15 +272,6 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
     },
     wsServer,
   );
-  // Runs after graphql-ws's own handler: a socket error (a message over maxPayload, a protocol
-  // violation) is the client's; ws closes that connection itself (1009, 1002). graphql-ws would
-  // print it with console.error on every occurrence: log it quietly instead, and keep a listener so
-  // that the error can never go unhandled.
-  wsServer.on("connection", (socket) => {
-    socket.removeAllListeners("error");
-    socket.on("error", (error: Error & { code?: string }) => log.info("websocket connection closed on a client error", { code: error.code }));
-  });
-
   return {
     async dispose() {
       stopRechecking();

@@ -1,0 +1,88 @@
+import type { IncomingMessage } from "node:http";
+import { CloseCode, handleProtocols, makeServer, type ServerOptions } from "graphql-ws";
+import type { WebSocket, WebSocketServer } from "ws";
+import { log } from "../log.ts";
+
+/**
+ * graphql-ws's protocol server (`makeServer`) on a `ws` server: the glue its `useServer` starter
+ * provides, written here so that the process behaves the same under test and in production and
+ * logs through the one logger. The starter reads NODE_ENV to decide whether a close reason may
+ * carry an error's message, and prints failures with console.error as raw multi-line stacks; here
+ * a close reason never carries one, and a failure is one redacted JSON log line.
+ */
+
+/** What a connection's context carries besides the protocol's own state (graphql-ws's `Extra`). */
+export interface SocketExtra {
+  readonly socket: WebSocket;
+  readonly request: IncomingMessage;
+}
+
+/** How often an idle connection is pinged; one that does not answer within as long is terminated. */
+const KEEP_ALIVE_MS = 12_000;
+
+export function serveGraphQLOverWebSocket<P extends Record<string, unknown>, E extends Record<PropertyKey, unknown>>(
+  options: ServerOptions<P, SocketExtra & Partial<E>>,
+  wsServer: WebSocketServer,
+): { dispose(): Promise<void> } {
+  const server = makeServer(options);
+  wsServer.options.handleProtocols = handleProtocols;
+  wsServer.on("error", (error) => {
+    log.error("websocket server failed", { error });
+    for (const client of wsServer.clients) client.close(CloseCode.InternalServerError, "Internal server error");
+  });
+  wsServer.on("connection", (socket, request) => {
+    // A socket error (a message over maxPayload, a protocol violation) is the client's: ws closes
+    // that connection itself (1009, 1002), so it is logged quietly.
+    socket.on("error", (error: Error & { code?: string }) => log.info("websocket connection closed on a client error", { code: error.code }));
+    const stopKeepingAlive = keepAlive(socket);
+    const closed = server.opened(
+      {
+        protocol: socket.protocol,
+        send: (data) =>
+          new Promise<void>((resolve, reject) => {
+            if (socket.readyState !== socket.OPEN) return resolve();
+            socket.send(data, (error) => (error ? reject(error) : resolve()));
+          }),
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (handle) =>
+          socket.on("message", async (data) => {
+            try {
+              await handle(String(data));
+            } catch (error) {
+              log.error("websocket message handling failed", { error });
+              socket.close(CloseCode.InternalServerError, "Internal server error");
+            }
+          }),
+      },
+      { socket, request } as SocketExtra & Partial<E>,
+    );
+    socket.once("close", (code, reason) => {
+      stopKeepingAlive();
+      void closed(code, String(reason));
+    });
+  });
+  return {
+    async dispose() {
+      for (const client of wsServer.clients) client.close(1001, "Going away");
+      wsServer.removeAllListeners();
+    },
+  };
+}
+
+/** Pings the socket every KEEP_ALIVE_MS, terminating it when a pong does not come back in as long. */
+function keepAlive(socket: WebSocket): () => void {
+  let pongWait: NodeJS.Timeout | undefined;
+  const pinger = setInterval(() => {
+    if (socket.readyState !== socket.OPEN) return;
+    pongWait = setTimeout(() => socket.terminate(), KEEP_ALIVE_MS);
+    socket.once("pong", () => {
+      clearTimeout(pongWait);
+      pongWait = undefined;
+    });
+    socket.ping();
+  }, KEEP_ALIVE_MS);
+  return () => {
+    clearInterval(pinger);
+    clearTimeout(pongWait);
+  };
+}
