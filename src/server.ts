@@ -184,7 +184,14 @@ export function notReadyApp(db: Database, config: Pick<Config, "metricsToken">):
   const app = express();
   app.disable("x-powered-by");
   app.use(observeRequests());
-  app.use(probeRouter(databaseProbes(db, { stopping: isStopping })));
+  const probes = databaseProbes(db, { stopping: isStopping });
+  // never ready: once the schema is current the whole server is being built, and it answers next
+  const migrations = probes.checks.migrations!;
+  probes.checks.migrations = async () => {
+    const state = await migrations();
+    return state === true ? "starting" : state;
+  };
+  app.use(probeRouter(probes));
   app.use(metricsRouter(config.metricsToken));
   app.use((req: Request, res: Response) => sendError(res, schemaBehind(), APPS_PATH.test(req.originalUrl) ? "apps" : "plain"));
   return app;
