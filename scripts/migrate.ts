@@ -8,12 +8,14 @@ import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/client.ts";
-import { MIGRATIONS_DIR, applyMigrations, pendingSchemaSql } from "../src/db/migrate.ts";
+import { MIGRATIONS_DIR, pendingSchemaSql } from "../src/db/migrate.ts";
+import { migrateToCurrent } from "../src/db/migration-gate.ts";
 
 async function deploy() {
   const config = loadConfig();
   const db = await openDatabase(config);
-  const applied = await applyMigrations(db.adapterFactory);
+  // the same queue as servers that migrate at start, so running both at once is safe
+  const applied = await migrateToCurrent(db);
   console.log(applied.length ? `applied: ${applied.join(", ")}` : "database is up to date");
   await db.close();
 }

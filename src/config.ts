@@ -10,6 +10,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** the embedded database's buffer cache (PostgreSQL `shared_buffers`), in MB */
   embeddedCacheMb: number;
+  /** apply pending migrations at start; when false the server waits, not ready, for `npm run db:migrate` */
+  migrateOnStart: boolean;
   bootstrapAdmin: { username: string; password: string } | undefined;
   /** realm of Basic, Digest and Bearer challenges; part of every stored Digest HA1 */
   authRealm: string;
@@ -191,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || "./data"),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     embeddedCacheMb: integer(env, "EMBEDDED_DB_CACHE_MB", 16, 1),
+    migrateOnStart: flag(env, "MIGRATE_ON_START", true),
     bootstrapAdmin: bootstrapAdmin(env.BOOTSTRAP_ADMIN),
     authRealm: env.AUTH_REALM || "field-data",
     bodyLimitBytes: integer(env, "BODY_LIMIT_BYTES", 10 * 1024 * 1024, 1024),

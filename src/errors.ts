@@ -56,3 +56,9 @@ export const SERVICE_UNAVAILABLE_RETRY_SECONDS = 5;
 /** The database is out of reach (restart, outage): a transient 503 with Retry-After, never a 500. */
 export const serviceUnavailable = (message = "The service is temporarily unavailable: the database cannot be reached. Retry later.") =>
   new DomainError("SERVICE_UNAVAILABLE", message, {}, { "Retry-After": String(SERVICE_UNAVAILABLE_RETRY_SECONDS) });
+
+/** The database's schema is behind this release, which may not migrate it (MIGRATE_ON_START=false). */
+export const schemaBehind = () =>
+  serviceUnavailable(
+    "The service is not ready: the database schema is behind this release until its migrations are applied (npm run db:migrate). Retry later.",
+  );

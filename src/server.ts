@@ -7,7 +7,7 @@ import { buildGatewaySchema } from "./graphql/schema.ts";
 import { createGraphQLEndpoint, type GraphQLEndpoint } from "./graphql/server.ts";
 import { locationTypeRouter } from "./locations/location-type.rest.ts";
 import { locationRouter } from "./locations/location.rest.ts";
-import { restErrorHandler, unknownPath, type ErrorShape } from "./rest/errors.ts";
+import { restErrorHandler, sendError, unknownPath, type ErrorShape } from "./rest/errors.ts";
 import { corsPolicy } from "./rest/cors.ts";
 import { refuseCrossSiteWrites } from "./rest/cross-site.ts";
 import { admit } from "./rest/middleware.ts";
@@ -17,6 +17,9 @@ import { appRouter } from "./apps/app.rest.ts";
 import { multimediaRouter } from "./multimedia/multimedia.rest.ts";
 import { openApiRouter } from "./openapi/openapi.rest.ts";
 import type { Services } from "./services.ts";
+import type { Config } from "./config.ts";
+import type { Database } from "./db/client.ts";
+import { schemaBehind } from "./errors.ts";
 import { databaseMetricSources, databaseProbes } from "./observability/probes.ts";
 import { probeRouter } from "./observability/health.ts";
 import { watchEventLoop } from "./observability/event-loop.ts";
@@ -57,7 +60,12 @@ export interface HttpServer {
   close(graceMs?: number): Promise<void>;
 }
 
-export async function buildServer(services: Services): Promise<HttpServer> {
+/**
+ * The whole server over `services`. Given `httpServer` (already listening, see `notReadyApp`), the
+ * caller routes its requests to `app` once this returns; otherwise a new server does so from the
+ * start and `listen` opens it.
+ */
+export async function buildServer(services: Services, existing?: Server): Promise<HttpServer> {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -66,7 +74,7 @@ export async function buildServer(services: Services): Promise<HttpServer> {
   // only: with `true` express would take the left-most X-Forwarded-For entry, which the client
   // writes itself, and a guesser could name a new address on every attempt.
   app.set("trust proxy", services.config.trustProxy ? 1 : false);
-  const httpServer = createServer(app);
+  const httpServer = existing ?? createServer(app);
   const drain = requestDrain(httpServer);
   let closing = false;
   const stopWatchingEventLoop = watchEventLoop();
@@ -144,13 +152,10 @@ export async function buildServer(services: Services): Promise<HttpServer> {
     app,
     httpServer,
     listen(port, host) {
+      if (httpServer.listening) return Promise.resolve(urlOf(httpServer));
       return new Promise((resolve, reject) => {
         httpServer.once("error", reject);
-        httpServer.listen(port, host, () => {
-          const address = httpServer.address() as AddressInfo;
-          const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
-          resolve(`http://${shownHost}:${address.port}`);
-        });
+        httpServer.listen(port, host, () => resolve(urlOf(httpServer)));
       });
     },
     async close(graceMs = services.config.shutdownGraceSeconds * 1000) {
@@ -163,4 +168,34 @@ export async function buildServer(services: Services): Promise<HttpServer> {
       await graphql.dispose();
     },
   };
+}
+
+/** The URL a listening server answers on. */
+export function urlOf(httpServer: Server): string {
+  const address = httpServer.address() as AddressInfo;
+  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return `http://${shownHost}:${address.port}`;
+}
+
+/**
+ * CONTRACT §7.5: what a process serves while its schema is behind and it may not migrate
+ * (MIGRATE_ON_START=false): the probes (`/readyz` 503 naming the pending `migrations` check) and
+ * `/metrics`, and a 503 for everything else, so that no request runs against a schema this code
+ * does not know. main.ts swaps in the whole server once the migrations are applied.
+ */
+export function notReadyApp(db: Database, config: Pick<Config, "metricsToken">): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.use(observeRequests());
+  const probes = databaseProbes(db, { stopping: isStopping });
+  // never ready: once the schema is current the whole server is being built, and it answers next
+  const migrations = probes.checks.migrations!;
+  probes.checks.migrations = async () => {
+    const state = await migrations();
+    return state === true ? "starting" : state;
+  };
+  app.use(probeRouter(probes));
+  app.use(metricsRouter(config.metricsToken));
+  app.use((req: Request, res: Response) => sendError(res, schemaBehind(), APPS_PATH.test(req.originalUrl) ? "apps" : "plain"));
+  return app;
 }

@@ -22,3 +22,12 @@ describe("F16: PUBLIC_URL and TRUST_PROXY", () => {
     expect(() => loadConfig({ TRUST_PROXY: "maybe" })).toThrow("TRUST_PROXY must be true or false, got 'maybe'");
   });
 });
+
+describe("§7.5: MIGRATE_ON_START", () => {
+  it("§7.5: MIGRATE_ON_START is on by default, takes true/false (1/0, yes/no, on/off), and refuses anything else", () => {
+    expect(loadConfig({}).migrateOnStart).toBe(true);
+    for (const on of ["true", "1", "yes", "on"]) expect(loadConfig({ MIGRATE_ON_START: on }).migrateOnStart).toBe(true);
+    for (const off of ["false", "0", "no", "off", "FALSE"]) expect(loadConfig({ MIGRATE_ON_START: off }).migrateOnStart).toBe(false);
+    expect(() => loadConfig({ MIGRATE_ON_START: "later" })).toThrow("MIGRATE_ON_START must be true or false, got 'later'");
+  });
+});

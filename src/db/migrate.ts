@@ -63,12 +63,17 @@ async function withEngine<T>(adapterFactory: SqlMigrationAwareDriverAdapterFacto
   }
 }
 
-export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationList> {
+/** The migrations of `dir` (one folder each), in the order they apply. */
+export async function migrationNames(dir = MIGRATIONS_DIR): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  const names = entries
+  return entries
     .filter((e) => e.isDirectory())
     .map((e) => e.name)
     .sort();
+}
+
+export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationList> {
+  const names = await migrationNames(dir);
   const lockPath = path.join(dir, "migration_lock.toml");
   return {
     baseDir: dir,
@@ -88,9 +93,13 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationLis
 
 const NO_FILTERS = { externalTables: [], externalEnums: [] };
 
-/** `prisma migrate deploy`: applies the migrations the database has not seen yet. */
-export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string[]> {
-  const migrationsList = await readMigrations();
+/**
+ * `prisma migrate deploy`: applies the migrations of `dir` the database has not seen yet. Alone, it
+ * is for one process (tests, tools); servers and `npm run db:migrate` go through migration-gate.ts,
+ * which lets any number of them start together.
+ */
+export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const migrationsList = await readMigrations(dir);
   const result = await withEngine(adapterFactory, (engine) => engine.applyMigrations({ migrationsList, filters: NO_FILTERS }));
   return result.appliedMigrationNames;
 }

@@ -35,12 +35,24 @@ function parseAttemptKey(key: string): { id: string; retryCount: number } | null
   return match ? { id: match[1]!, retryCount: Number(match[2]) } : null;
 }
 
+/**
+ * How often stale heartbeats are looked for: a tenth of the lease, so that a dead worker's job is
+ * retried at most a lease and a tenth after its last beat (README, JOB_LEASE_SECONDS). pg-boss fails
+ * stale jobs in its monitor pass, which runs at most every `monitorIntervalSeconds` (60 by default,
+ * whatever the supervise interval): left at that, a killed worker's job waited about a minute. The
+ * pass is claimed through the queue's row, so the processes of a deployment run it once between them.
+ */
+function staleCheckSeconds(jobLeaseSeconds: number): number {
+  return Math.max(1, Math.ceil(jobLeaseSeconds / 10));
+}
+
 async function startBoss(db: Database, config: Pick<Config, "jobLeaseSeconds">): Promise<PgBoss> {
+  const check = staleCheckSeconds(config.jobLeaseSeconds);
   const boss = new PgBoss({
     ...(db.pglite ? { db: fromPglite(db.pglite), backend: "pglite" as const } : { connectionString: db.url!, max: 3 }),
     useListenNotify: true,
-    // a dead worker's job is noticed within a lease and a half
-    superviseIntervalSeconds: Math.max(1, Math.ceil(config.jobLeaseSeconds / 2)),
+    superviseIntervalSeconds: check,
+    monitorIntervalSeconds: check,
     schedule: false,
   });
   boss.on("error", (error: unknown) => log.error("job queue error", { error }));

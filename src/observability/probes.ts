@@ -1,6 +1,5 @@
-import { readdir } from "node:fs/promises";
 import type { Database } from "../db/client.ts";
-import { MIGRATIONS_DIR } from "../db/migrate.ts";
+import { pendingMigrations } from "../db/migration-gate.ts";
 import type { Probes } from "./health.ts";
 import { JOB_STATES, type JobState, type MetricSources } from "./metrics.ts";
 
@@ -10,13 +9,10 @@ import { JOB_STATES, type JobState, type MetricSources } from "./metrics.ts";
  * this process is not stopping.
  */
 
-async function migrationNames(): Promise<string[]> {
-  const entries = await readdir(MIGRATIONS_DIR, { withFileTypes: true });
-  return entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);
-}
-
 export function databaseProbes(db: Database, options: { stopping: () => boolean }): Probes {
-  const expected = migrationNames();
+  // A schema once current stays so for this process's code (only a newer release adds migrations):
+  // from then on the check costs nothing, however often an orchestrator probes.
+  let current = false;
   return {
     checks: {
       database: async () => {
@@ -24,10 +20,8 @@ export function databaseProbes(db: Database, options: { stopping: () => boolean 
         return true;
       },
       migrations: async () => {
-        const rows = await db.prisma.$queryRaw<{ migration_name: string }[]>`
-          SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`;
-        const applied = new Set(rows.map((row) => row.migration_name));
-        return (await expected).every((name) => applied.has(name)) ? true : "pending";
+        current ||= (await pendingMigrations(db.prisma)).length === 0;
+        return current || "pending";
       },
       // pg-boss's queues (created at start); a process with WORKERS=0 still enqueues into them
       jobQueue: async () => {

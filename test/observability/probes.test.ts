@@ -1,7 +1,9 @@
 import request from "supertest";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/client.ts";
+import { notReadyApp } from "../../src/server.ts";
 import { build, type TestApp } from "../helpers/app.ts";
+import { freshDatabase } from "../helpers/db.ts";
 
 /**
  * CONTRACT §7.2 probes: /livez answers without authentication or database; /readyz says ready only
@@ -89,5 +91,35 @@ describe("§7.2 /readyz", () => {
     await db.close();
     expect(res.status).toBe(503);
     expect(res.body).toMatchObject({ status: "unavailable", checks: { database: "ok", shutdown: "stopping" } });
+  });
+});
+
+describe("§7.5 the not-ready server (MIGRATE_ON_START=false, schema behind)", () => {
+  it("§7.5: /readyz 503 naming the migrations check (pending, then starting until the whole server answers); other paths 503 with Retry-After", async () => {
+    const db = await freshDatabase();
+    try {
+      await db.prisma.$executeRawUnsafe(
+        "UPDATE _prisma_migrations SET rolled_back_at = now() WHERE migration_name = (SELECT max(migration_name) FROM _prisma_migrations)",
+      );
+      const app = notReadyApp(db, { metricsToken: undefined });
+      const pending = await request(app).get("/readyz");
+      expect(pending.status).toBe(503);
+      expect(pending.body).toEqual({ status: "unavailable", checks: { database: "ok", migrations: "pending", jobQueue: "ok", shutdown: "ok" } });
+      expect((await request(app).get("/livez")).status).toBe(200);
+      const refused = await request(app).get("/a/demo/api/case/v2/");
+      expect(refused.status).toBe(503);
+      expect(refused.headers["retry-after"]).toBe("5");
+      expect(refused.body).toEqual({
+        error:
+          "The service is not ready: the database schema is behind this release until its migrations are applied (npm run db:migrate). Retry later.",
+      });
+
+      await db.prisma.$executeRawUnsafe("UPDATE _prisma_migrations SET rolled_back_at = NULL");
+      const starting = await request(app).get("/readyz");
+      expect(starting.status).toBe(503);
+      expect(starting.body).toEqual({ status: "unavailable", checks: { database: "ok", migrations: "starting", jobQueue: "ok", shutdown: "ok" } });
+    } finally {
+      await db.close();
+    }
   });
 });
