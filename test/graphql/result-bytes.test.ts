@@ -13,7 +13,7 @@ import { connectWs, pause, until, type LiveSubscription, type WsTestClient } fro
  * responses of hundreds of MB (500 "Invalid string length", 17–24 s stalls). The budget now counts
  * the bytes of text a result carries as it resolves (GRAPHQL_MAX_RESULT_BYTES), over HTTP (compiled
  * execution, graphql-jit) and WebSocket (graphql-js), a subscription event's results for one user
- * together.
+ * together; the estimate prices a JSON field at 20.
  */
 
 const LIMIT = 4096;
@@ -182,5 +182,18 @@ describe("G2: the result budget counts bytes", () => {
     // twenty subscriptions of one selection share one execution of each event, counted once
     expect(shared.map((live) => live.errors.length)).toEqual(Array(20).fill(0));
     expect(ws.closes).toEqual([]);
+  });
+
+  it("G2: a JSON field costs 20 in the estimate: aliases of a page of properties are refused before they run", async () => {
+    await setUp({ graphqlMaxCost: 1000 });
+    // each alias: 1 + 20 cases × (nodes 1 + properties 20)
+    const page = (i: number) => `a${i}: cases(domain: "demo", first: 20) { nodes { properties } }`;
+    const fits = await post(reader, `{ ${page(0)} ${page(1)} }`);
+    expect([fits.status, fits.body.errors]).toEqual([200, undefined]);
+    const res = await post(reader, `{ ${page(0)} ${page(1)} ${page(2)} }`);
+    expect([res.status, res.body]).toEqual([
+      400,
+      { errors: [{ message: "Query is too expensive: cost 1263 exceeds the limit of 1000.", extensions: { code: "QUERY_TOO_COMPLEX" } }] },
+    ]);
   });
 });
