@@ -97,7 +97,8 @@ export class SubscriptionEvents {
   private async run(event: unknown, args: ExecutionArgs): Promise<WireResult> {
     subscriptionEvents.inc({ execution: "executed" });
     const contextValue = this.options.context((args.contextValue as GraphQLContext).principal);
-    if (typeof event === "object" && event !== null) contextValue.budget.share(this.tallyOf(event, contextValue.principal.userId));
+    // a context without a budget (budget.ts runs one unbudgeted) has nothing to count
+    if (typeof event === "object" && event !== null) contextValue.budget?.share(this.tallyOf(event, contextValue.principal.userId));
     const eventArgs = { ...args, rootValue: event, contextValue };
     const result = this.options.wire(eventArgs, await execute(eventArgs));
     this.wired.add(result);

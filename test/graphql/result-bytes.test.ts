@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config.ts";
+import { ConfigError, loadConfig, type Config } from "../../src/config.ts";
 import { stringifyResult } from "../../src/graphql/budget.ts";
 import { jsonBytes } from "../../src/graphql/result-bytes.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
@@ -64,6 +64,15 @@ async function strayArchive(strays: number, seed = 0): Promise<{ appId: string; 
 }
 
 describe("G2: the byte count of a value and the last guard of an answer", () => {
+  it("G2: GRAPHQL_MAX_RESULT_BYTES is 32 MiB by default, and at most 64 MiB: a longer count could be written past one JavaScript string", () => {
+    expect(loadConfig({}).graphqlMaxResultBytes).toBe(33_554_432);
+    expect(loadConfig({ GRAPHQL_MAX_RESULT_BYTES: "67108864" }).graphqlMaxResultBytes).toBe(67_108_864);
+    expect(() => loadConfig({ GRAPHQL_MAX_RESULT_BYTES: "67108865" })).toThrow(ConfigError);
+    expect(() => loadConfig({ GRAPHQL_MAX_RESULT_BYTES: "67108865" })).toThrow(
+      "GRAPHQL_MAX_RESULT_BYTES must be an integer between 1024 and 67108864, got '67108865'",
+    );
+  });
+
   it("G2: jsonBytes is a JSON value's text with each string at its length: never more than JSON.stringify writes, never less than a sixth of it", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
