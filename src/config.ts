@@ -42,6 +42,8 @@ export interface Config {
   graphqlMaxResultObjects: number;
   /** longest one GraphQL operation or subscription event may run, in milliseconds */
   graphqlMaxExecutionMs: number;
+  /** most bytes of text (keys, strings, JSON values) one GraphQL result, or one subscription event's results for one user, may carry */
+  graphqlMaxResultBytes: number;
   /** most files in one GraphQL multipart request */
   graphqlUploadMaxFiles: number;
   /** largest WebSocket message on /graphql; a larger one closes that connection (1009) */
@@ -97,11 +99,12 @@ export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
 
-function integer(env: Env, name: string, fallback: number, min = 0): number {
+function integer(env: Env, name: string, fallback: number, min = 0, max = Number.POSITIVE_INFINITY): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) {
-    throw new ConfigError(`${name} must be an integer >= ${min}, got '${raw}'`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    const range = Number.isFinite(max) ? `between ${min} and ${max}` : `>= ${min}`;
+    throw new ConfigError(`${name} must be an integer ${range}, got '${raw}'`);
   }
   return Number(raw);
 }
@@ -216,6 +219,9 @@ export function loadConfig(env: Env = process.env): Config {
     graphqlMaxAliases: integer(env, "GRAPHQL_MAX_ALIASES", 100, 0),
     graphqlMaxResultObjects: integer(env, "GRAPHQL_MAX_RESULT_OBJECTS", 50_000, 1),
     graphqlMaxExecutionMs: integer(env, "GRAPHQL_MAX_EXECUTION_MS", 15_000, 1),
+    // at most 64 MiB: the text it counts may be written up to 6 times longer (escapes), and must
+    // stay within one JavaScript string (2^29 characters) to be sent at all
+    graphqlMaxResultBytes: integer(env, "GRAPHQL_MAX_RESULT_BYTES", 32 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     graphqlUploadMaxFiles: integer(env, "GRAPHQL_UPLOAD_MAX_FILES", 10, 1),
     wsMaxPayloadBytes: integer(env, "WS_MAX_PAYLOAD_BYTES", 1024 * 1024, 1024),
     wsMaxSubscriptionsPerSocket: integer(env, "WS_MAX_SUBSCRIPTIONS_PER_SOCKET", 100, 1),

@@ -62,7 +62,10 @@ const compiled = (() => {
 const variableValues = { domain: "bench", after: null };
 
 async function page(): Promise<string> {
-  const contextValue = { budget: new ExecutionBudget({ maxObjects: 1_000_000, maxMs: 60_000 }), loaders: { cases: { reads: async () => scope } } };
+  const contextValue = {
+    budget: new ExecutionBudget({ maxObjects: 1_000_000, maxMs: 60_000, maxBytes: 64 * 1024 * 1024 }),
+    loaders: { cases: { reads: async () => scope } },
+  };
   const result = process.env.PULL_EXEC_INTERPRETED
     ? await execute({ schema, document: QUERY, variableValues, contextValue })
     : ((await compiled.query(undefined, contextValue, variableValues)) as ExecutionResult);

@@ -5,18 +5,22 @@ import {
   isObjectType,
   isAbstractType,
   type GraphQLField,
+  type FormattedExecutionResult,
   type GraphQLFieldResolver,
   type GraphQLFormattedError,
+  type GraphQLResolveInfo,
   type GraphQLSchema,
   type OperationTypeNode,
 } from "graphql";
+import { carriesText, jsonBytes, resultBytes } from "./result-bytes.ts";
 
 /**
  * A per-operation budget that aborts what the cost estimate let through: the objects an operation
- * produces (each object and each item of an object list, counted where a resolver returns them)
- * and its running time. Once either is spent, every further object resolver throws, so the rest of
- * the operation finishes at once and memory stays bounded; the transport then answers one error
- * (RESULT_TOO_LARGE or QUERY_TIMEOUT) instead of the partial result.
+ * produces (each object and each item of an object list, counted where a resolver returns them),
+ * the bytes of text they carry (keys, strings and JSON values, counted as they resolve:
+ * result-bytes.ts) and its running time. Once any is spent, every further object resolver throws,
+ * so the rest of the operation finishes at once and memory stays bounded; the transport then
+ * answers one error (RESULT_TOO_LARGE or QUERY_TIMEOUT) instead of the partial result.
  */
 
 export interface BudgetLimits {
@@ -24,10 +28,19 @@ export interface BudgetLimits {
   maxObjects: number;
   /** longest one operation (or one subscription event) may run, in milliseconds */
   maxMs: number;
+  /** most bytes of text one operation's result (or one subscription event's, per user) may carry */
+  maxBytes: number;
+}
+
+/** Bytes counted together by several executions: the results one subscription event makes for one user. */
+export interface ByteTally {
+  bytes: number;
 }
 
 export class ExecutionBudget {
   private objects = 0;
+  private bytes = 0;
+  private tally: ByteTally | undefined;
   private deadline = 0;
   private spent: GraphQLError | undefined;
 
@@ -38,8 +51,18 @@ export class ExecutionBudget {
   /** A fresh budget, for the next event of a subscription. */
   restart(): void {
     this.objects = 0;
+    this.bytes = 0;
     this.deadline = performance.now() + this.limits.maxMs;
     this.spent = undefined;
+  }
+
+  /**
+   * Counts this execution's bytes in `tally` too, against the same limit: each subscription
+   * of a user with its own selection executes an event apart, and a hundred of them are the
+   * hundred aliases of one query.
+   */
+  share(tally: ByteTally): void {
+    this.tally = tally;
   }
 
   /** A fresh clock, objects still counted: a mutation's write is not part of its reading's time. */
@@ -65,6 +88,13 @@ export class ExecutionBudget {
     if (this.objects > this.limits.maxObjects) throw this.spend(tooLargeError(this.limits.maxObjects));
   }
 
+  /** Counts `count` more bytes of text; throws when they exceed the budget. */
+  chargeBytes(count: number): void {
+    this.check();
+    const spent = this.tally ? (this.tally.bytes += count) : (this.bytes += count);
+    if (spent > this.limits.maxBytes) throw this.spend(tooManyBytesError(this.limits.maxBytes));
+  }
+
   private spend(error: GraphQLError): GraphQLError {
     this.spent = error;
     return error;
@@ -75,6 +105,13 @@ function tooLargeError(maxObjects: number): GraphQLError {
   return new GraphQLError(`Query result is too large: it exceeds the limit of ${maxObjects} objects. Ask for smaller pages or fewer relations.`, {
     extensions: { code: "RESULT_TOO_LARGE" },
   });
+}
+
+function tooManyBytesError(maxBytes: number): GraphQLError {
+  return new GraphQLError(
+    `Query result is too large: it exceeds the limit of ${maxBytes} bytes. Ask for smaller pages, fewer relations or fewer large fields.`,
+    { extensions: { code: "RESULT_TOO_LARGE" } },
+  );
 }
 
 function timeoutError(maxMs: number): GraphQLError {
@@ -96,6 +133,23 @@ export function abortedResult(
   return error ? { data: null, errors: [{ message: error.message, extensions: error.extensions }] } : undefined;
 }
 
+/**
+ * Apollo's serialisation of an HTTP answer (JSON and a newline), never a 500: an answer longer
+ * than one JavaScript string can hold (RangeError: Invalid string length) answers RESULT_TOO_LARGE
+ * instead. The byte budget keeps answers far below that; this is the last guard, at no cost.
+ */
+export function stringifyResult(maxBytes: number): (result: FormattedExecutionResult) => string {
+  return (result) => {
+    try {
+      return `${JSON.stringify(result)}\n`;
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      const tooLarge = tooManyBytesError(maxBytes);
+      return `${JSON.stringify({ errors: [{ message: tooLarge.message, extensions: tooLarge.extensions }], data: null })}\n`;
+    }
+  };
+}
+
 /** How many objects a resolver's value is: each item of a list, one object, none for null. */
 function objectCount(value: unknown): number {
   if (value === null || value === undefined) return 0;
@@ -112,12 +166,34 @@ function budgeted(resolve: GraphQLFieldResolver<unknown, BudgetContext>, restart
     if (restart) budget.restart();
     budget.check();
     const value = resolve(source, args, context, info);
+    if (!(value instanceof Promise)) return charged(budget, value, context, info);
+    return value.then((resolved) => charged(budget, resolved, context, info));
+  };
+}
+
+/** An object field's value, once the objects it returns and their text are counted. */
+function charged<T>(budget: ExecutionBudget, value: T, context: unknown, info: GraphQLResolveInfo): T {
+  budget.charge(objectCount(value));
+  budget.chargeBytes(resultBytes(value, context, info));
+  return value;
+}
+
+/**
+ * A text field with a resolver of its own (a form's XML, a job's REST status, a file path): it
+ * does not start once the budget is spent, and what it returns is counted.
+ */
+function budgetedText(resolve: GraphQLFieldResolver<unknown, BudgetContext>): GraphQLFieldResolver<unknown, BudgetContext> {
+  return (source, args, context, info) => {
+    const budget = context?.budget;
+    if (!budget) return resolve(source, args, context, info);
+    budget.check();
+    const value = resolve(source, args, context, info);
     if (!(value instanceof Promise)) {
-      budget.charge(objectCount(value));
+      budget.chargeBytes(jsonBytes(value));
       return value;
     }
     return value.then((resolved) => {
-      budget.charge(objectCount(resolved));
+      budget.chargeBytes(jsonBytes(resolved));
       return resolved;
     });
   };
@@ -145,8 +221,11 @@ function budgetedWrite(resolve: GraphQLFieldResolver<unknown, BudgetContext>): G
 
 /**
  * Puts every object-returning field of `schema` under the operation's budget (the context's
- * `budget`); a mutation's root fields as `budgetedWrite` says. A subscription's root field resolves
- * once per event, so it starts each event's budget.
+ * `budget`), and every text field that has a resolver; a mutation's root fields as
+ * `budgetedWrite` says. A subscription's root field resolves once per event, so it starts each
+ * event's budget. Text fields without a resolver (a case's columns, its properties) are read
+ * straight off their object, and counted with it: graphql-jit inlines such reads, which a
+ * resolver of their own would undo.
  */
 export function enforceBudget(schema: GraphQLSchema): void {
   const mutation = schema.getMutationType();
@@ -157,6 +236,7 @@ export function enforceBudget(schema: GraphQLSchema): void {
       const resolve = field.resolve ?? defaultFieldResolver;
       if (type === mutation) field.resolve = budgetedWrite(resolve);
       else if (returnsObjects(field)) field.resolve = budgeted(resolve, type === subscription);
+      else if (field.resolve && carriesText(field)) field.resolve = budgetedText(field.resolve);
     }
   }
 }

@@ -13,6 +13,7 @@ import type { Config } from "../config.ts";
 import { log } from "../log.ts";
 import { requestDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
+import { stringifyResult } from "./budget.ts";
 import { compiledExecution } from "./compiled-execution.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, sendGraphQLError, sendRateLimited } from "./errors.ts";
@@ -48,6 +49,7 @@ export interface HttpEndpointOptions {
     | "graphqlMaxAliases"
     | "graphqlMaxDirectives"
     | "graphqlMaxTokens"
+    | "graphqlMaxResultBytes"
     | "graphqlIde"
     | "publicUrl"
     | "apqTtlSeconds"
@@ -158,6 +160,8 @@ export async function createHttpEndpoint({
   const apollo = new ApolloServer<GraphQLContext>({
     gateway: compiledExecution(schema),
     formatError: (formatted, error) => formatError(formatted, uploadClientError(unwrapResolverError(error)) ?? error),
+    // an answer too long to serialise is RESULT_TOO_LARGE, not a 500
+    stringifyResult: stringifyResult(config.graphqlMaxResultBytes),
     introspection: true,
     csrfPrevention: true,
     stopOnTerminationSignals: false,

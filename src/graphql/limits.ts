@@ -8,6 +8,7 @@ import {
   syntaxError,
   getOperationAST,
   getVariableValues,
+  getNamedType,
   type DocumentNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -16,7 +17,7 @@ import {
   type ValidationRule,
 } from "graphql";
 import { maxDirectivesRule } from "@escape.tech/graphql-armor-max-directives";
-import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from "graphql-query-complexity";
+import { fieldExtensionsEstimator, getComplexity, simpleEstimator, type ComplexityEstimator } from "graphql-query-complexity";
 
 /**
  * Query size, depth, alias, directive and cost limits, shared by HTTP (Apollo: parseOptions,
@@ -165,6 +166,20 @@ export function parseDocument(query: string, limits: { graphqlMaxTokens: number 
   return parse(query, parseOptions(limits));
 }
 
+/**
+ * What a JSON field (a case's properties, a location's data, an app's source, a job's REST status)
+ * costs where it is selected, instead of a plain scalar's 1: its value has no bound of its own, and
+ * aliases or lists multiply it (security review G2). At 20, the largest page (5,000 cases) with
+ * every case field still fits the default GRAPHQL_MAX_COST; ten aliases of a 2,000-case page of
+ * properties do not. What the estimate admits is still counted byte by byte as it runs (budget.ts).
+ */
+export const JSON_FIELD_COST = 20;
+
+const JSON_TYPES = new Set(["JSON", "JSONObject"]);
+
+const jsonFieldEstimator: ComplexityEstimator = ({ field, childComplexity }) =>
+  JSON_TYPES.has(getNamedType(field.type).name) ? JSON_FIELD_COST + childComplexity : undefined;
+
 /** graphql-query-complexity stops counting past this many selections (fragments spread each time). */
 const MAX_QUERY_NODES = 10_000;
 const NODE_LIMIT_MESSAGE = "Query exceeds the maximum allowed number of nodes.";
@@ -193,7 +208,7 @@ export function queryCost(
       query,
       variables: variables ?? {},
       maxQueryNodes: MAX_QUERY_NODES,
-      estimators: [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })],
+      estimators: [fieldExtensionsEstimator(), jsonFieldEstimator, simpleEstimator({ defaultComplexity: 1 })],
     });
   } catch (error) {
     // fragments spread in fragments multiply the selections of a small document

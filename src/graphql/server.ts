@@ -27,8 +27,8 @@ export async function createGraphQLEndpoint(
   httpServer: Server,
   admission: Admission,
 ): Promise<GraphQLEndpoint> {
-  const { graphqlMaxResultObjects: maxObjects, graphqlMaxExecutionMs: maxMs } = services.config;
-  const context = (principal: Principal) => createContext(principal, services, { maxObjects, maxMs });
+  const { graphqlMaxResultObjects: maxObjects, graphqlMaxExecutionMs: maxMs, graphqlMaxResultBytes: maxBytes } = services.config;
+  const context = (principal: Principal) => createContext(principal, services, { maxObjects, maxMs, maxBytes });
   const { persistedOperations, persistedOperationsManifest } = services.config;
   const trustedDocuments = persistedOperations === "only" ? loadTrustedDocuments(persistedOperationsManifest!) : undefined;
   const { pubsub, config, persistedQueries } = services;

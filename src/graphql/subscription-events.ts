@@ -1,5 +1,6 @@
 import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from "graphql";
 import { subscriptionEvents } from "../observability/metrics.ts";
+import type { ByteTally } from "./budget.ts";
 import type { GraphQLContext } from "./context.ts";
 import { DeliveryTurns } from "./delivery-turns.ts";
 
@@ -13,6 +14,10 @@ import { DeliveryTurns } from "./delivery-turns.ts";
  *
  * Each event runs under a fresh context of the subscriber's principal: its own budget (as any
  * event) and its own loaders, so that nothing read for one event is served stale for a later one.
+ * The bytes of text one event's executions make for one user are counted together, against the
+ * one limit of a result (GRAPHQL_MAX_RESULT_BYTES): a user's hundred subscriptions with a hundred
+ * selections of one large event are a query with a hundred aliases, and past the limit the rest
+ * of them get RESULT_TOO_LARGE for that event. A shared execution counts once.
  * Results are kept only as long as the event object lives (a WeakMap), so memory is bounded by the
  * events in flight.
  */
@@ -36,6 +41,8 @@ const DELIVERIES_PER_TURN = 64;
 export class SubscriptionEvents {
   private readonly turns = new DeliveryTurns(DELIVERIES_PER_TURN);
   private readonly results = new WeakMap<object, Map<string, Promise<WireResult>>>();
+  /** the bytes each event's executions made, by user */
+  private readonly tallies = new WeakMap<object, Map<string, ByteTally>>();
   private readonly documentIds = new WeakMap<object, number>();
   private readonly wired = new WeakSet<object>();
   private documents = 0;
@@ -89,10 +96,21 @@ export class SubscriptionEvents {
 
   private async run(event: unknown, args: ExecutionArgs): Promise<WireResult> {
     subscriptionEvents.inc({ execution: "executed" });
-    const eventArgs = { ...args, rootValue: event, contextValue: this.options.context((args.contextValue as GraphQLContext).principal) };
+    const contextValue = this.options.context((args.contextValue as GraphQLContext).principal);
+    // a context without a budget (budget.ts runs one unbudgeted) has nothing to count
+    if (typeof event === "object" && event !== null) contextValue.budget?.share(this.tallyOf(event, contextValue.principal.userId));
+    const eventArgs = { ...args, rootValue: event, contextValue };
     const result = this.options.wire(eventArgs, await execute(eventArgs));
     this.wired.add(result);
     return result;
+  }
+
+  private tallyOf(event: object, userId: string): ByteTally {
+    let byUser = this.tallies.get(event);
+    if (!byUser) this.tallies.set(event, (byUser = new Map()));
+    let tally = byUser.get(userId);
+    if (!tally) byUser.set(userId, (tally = { bytes: 0 }));
+    return tally;
   }
 }
 
