@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, existsSync, readFileSync, readdirSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
@@ -42,17 +42,18 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
   const [command, args] = options.npmStart ? ["npm", ["start"]] : ["sh", [START_SCRIPT]];
   const child = spawn(command, args, { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: options.npmStart });
   const logFile = path.join(os.tmpdir(), `gateway-server-${process.pid}-${child.pid}.log`);
-  const file = createWriteStream(logFile);
+  // written as it arrives, so that output() always has what the server has said so far
+  writeFileSync(logFile, "");
   let stdout = "";
   child.stdout!.on("data", (chunk) => {
     stdout += chunk;
-    file.write(chunk);
+    appendFileSync(logFile, chunk);
   });
-  child.stderr!.on("data", (chunk) => file.write(chunk));
-  const output = () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "");
+  child.stderr!.on("data", (chunk) => appendFileSync(logFile, chunk));
+  const output = () => readFileSync(logFile, "utf8");
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   // the file has everything once both pipes have ended
-  const flushed = new Promise<void>((resolve) => child.once("close", () => file.end(resolve)));
+  const flushed = new Promise<void>((resolve) => child.once("close", () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output()}`)), timeoutMs);
     const check = () => {
