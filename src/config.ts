@@ -10,6 +10,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** the embedded database's buffer cache (PostgreSQL `shared_buffers`), in MB */
   embeddedCacheMb: number;
+  /** PostgreSQL cancels a request's statement that runs longer than this, in milliseconds (0: never) */
+  databaseStatementTimeoutMs: number;
   bootstrapAdmin: { username: string; password: string } | undefined;
   /** realm of Basic, Digest and Bearer challenges; part of every stored Digest HA1 */
   authRealm: string;
@@ -191,6 +193,8 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || "./data"),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     embeddedCacheMb: integer(env, "EMBEDDED_DB_CACHE_MB", 16, 1),
+    // a statement outlives no request: by default as long as a GraphQL operation may run
+    databaseStatementTimeoutMs: integer(env, "DATABASE_STATEMENT_TIMEOUT_MS", integer(env, "GRAPHQL_MAX_EXECUTION_MS", 15_000, 1), 0),
     bootstrapAdmin: bootstrapAdmin(env.BOOTSTRAP_ADMIN),
     authRealm: env.AUTH_REALM || "field-data",
     bodyLimitBytes: integer(env, "BODY_LIMIT_BYTES", 10 * 1024 * 1024, 1024),
