@@ -12,6 +12,8 @@ export interface Config {
   embeddedCacheMb: number;
   /** apply pending migrations at start; when false the server waits, not ready, for `npm run db:migrate` */
   migrateOnStart: boolean;
+  /** PostgreSQL cancels a request's statement that runs longer than this, in milliseconds (0: never) */
+  databaseStatementTimeoutMs: number;
   bootstrapAdmin: { username: string; password: string } | undefined;
   /** realm of Basic, Digest and Bearer challenges; part of every stored Digest HA1 */
   authRealm: string;
@@ -197,6 +199,8 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: databaseUrl(env.DATABASE_URL),
     embeddedCacheMb: integer(env, "EMBEDDED_DB_CACHE_MB", 16, 1),
     migrateOnStart: flag(env, "MIGRATE_ON_START", true),
+    // a statement outlives no request: by default as long as a GraphQL operation may run
+    databaseStatementTimeoutMs: integer(env, "DATABASE_STATEMENT_TIMEOUT_MS", integer(env, "GRAPHQL_MAX_EXECUTION_MS", 15_000, 1), 0),
     bootstrapAdmin: bootstrapAdmin(env.BOOTSTRAP_ADMIN),
     authRealm: env.AUTH_REALM || "field-data",
     bodyLimitBytes: integer(env, "BODY_LIMIT_BYTES", 10 * 1024 * 1024, 1024),

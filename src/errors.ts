@@ -11,6 +11,7 @@ export type ErrorCode =
   | "METHOD_NOT_ALLOWED"
   | "PAYLOAD_TOO_LARGE"
   | "RATE_LIMITED"
+  | "QUERY_TIMEOUT"
   | "INTERNAL_SERVER_ERROR"
   | "SERVICE_UNAVAILABLE";
 
@@ -22,6 +23,8 @@ const STATUS: Record<ErrorCode, number> = {
   METHOD_NOT_ALLOWED: 405,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
+  // the request asked for more than the database does within DATABASE_STATEMENT_TIMEOUT_MS: the client's to narrow
+  QUERY_TIMEOUT: 400,
   INTERNAL_SERVER_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 };
@@ -49,6 +52,13 @@ export const notFound = (message: string) => new DomainError("NOT_FOUND", messag
 export const forbidden = (message = "You do not have permission to access this resource.") => new DomainError("FORBIDDEN", message);
 export const unauthenticated = (message = "Authentication credentials were not provided or are invalid.") =>
   new DomainError("UNAUTHENTICATED", message);
+
+/** A statement PostgreSQL cancelled at DATABASE_STATEMENT_TIMEOUT_MS: the request's answer, never a 500. */
+export const queryTimedOut = () =>
+  new DomainError(
+    "QUERY_TIMEOUT",
+    "Query took too long: the database cancelled it at its statement timeout. Ask for smaller pages or narrower filters.",
+  );
 
 /** Seconds a client is asked to wait (Retry-After) when the database is out of reach. */
 export const SERVICE_UNAVAILABLE_RETRY_SECONDS = 5;

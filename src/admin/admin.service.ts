@@ -6,6 +6,7 @@ import { isPermission, type Permission, type Principal } from "../auth/principal
 import { OAUTH_GRANTS } from "../auth/oauth.ts";
 import { digestHa1, hashPassword, hashToken, verifyUserPassword } from "../auth/secrets.ts";
 import { CREDENTIALS_CHANGED } from "../auth/credential.events.ts";
+import { domainsOpenTo } from "../auth/permissions.ts";
 import type { EventBus } from "../events/bus.ts";
 
 /** Domains, users, keys and OAuth clients: superuser-only administration (CONTRACT §6). */
@@ -206,6 +207,11 @@ export class AdminService {
     if (!isUuid(domainId)) return null;
     const membersOnly = principal.isSuperuser ? {} : { memberships: { some: { userId: principal.userId } } };
     return this.prisma.domain.findFirst({ where: { id: domainId, ...membersOnly } });
+  }
+
+  /** Of these domain names, those the principal may see anything in (see domainsOpenTo): one query at most. */
+  openDomains(principal: Principal, names: Iterable<string>): Promise<Set<string>> {
+    return domainsOpenTo(this.prisma, principal, names);
   }
 
   async memberships(userId: string) {

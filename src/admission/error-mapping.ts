@@ -1,5 +1,5 @@
-import { isDatabaseUnavailable, logOutage } from "../db/unavailable.ts";
-import { DomainError, serviceUnavailable } from "../errors.ts";
+import { isDatabaseUnavailable, isStatementCancelled, logOutage } from "../db/unavailable.ts";
+import { DomainError, queryTimedOut, serviceUnavailable } from "../errors.ts";
 import { log } from "../log.ts";
 
 /**
@@ -10,12 +10,14 @@ import { log } from "../log.ts";
  */
 
 /**
- * What any layer may surface as the domain's own answer: a DomainError as itself, and the database
- * down or restarting as a transient 503 with Retry-After (never a 500).
+ * What any layer may surface as the domain's own answer: a DomainError as itself, the database
+ * down or restarting as a transient 503 with Retry-After, and a statement cancelled at its timeout
+ * as QUERY_TIMEOUT (never a 500).
  */
 export function domainErrorOf(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
   if (isDatabaseUnavailable(error)) return serviceUnavailable();
+  if (isStatementCancelled(error)) return queryTimedOut();
   return undefined;
 }
 

@@ -54,6 +54,22 @@ export async function authorize(prisma: Prisma, principal: Principal, domainName
   return authorizeMember(domain && membership && { id: domain.id, name: domain.name, permissions: membership.permissions }, domainName, access);
 }
 
+/**
+ * Of `names`, the domains in which the principal may hold anything at all: a member's own (whatever
+ * the permissions), or, for a superuser, those that exist. What `Query.nodes` asks once for all the
+ * domains its ids name, before it opens any scope: ids naming a thousand unknown domains then cost
+ * one query (none for a principal that carries its memberships), not one check each.
+ */
+export async function domainsOpenTo(prisma: Prisma, principal: Principal, names: Iterable<string>): Promise<Set<string>> {
+  const wanted = [...new Set(names)].filter(isStorableText);
+  const memberships = principal.memberships;
+  if (memberships && !principal.isSuperuser) return new Set(wanted.filter((name) => memberships.has(name)));
+  if (!wanted.length) return new Set();
+  const membersOnly = principal.isSuperuser ? {} : { memberships: { some: { userId: principal.userId } } };
+  const rows = await prisma.domain.findMany({ where: { name: { in: wanted }, ...membersOnly }, select: { name: true } });
+  return new Set(rows.map((row) => row.name));
+}
+
 /** The member's domain, or the same 403 for a domain they are not in as for one that does not exist. */
 function authorizeMember(grant: DomainGrant | null | undefined, domainName: string, access: Access): DomainRef {
   if (!grant) throw forbidden(`You are not a member of the domain '${domainName}'.`);

@@ -11,6 +11,15 @@ import { parseDateValue, rangeBound, type RangeOp } from "../util/dates.ts";
 export const MAX_LIMIT = 5000;
 export const DEFAULT_LIMIT = 20;
 
+/**
+ * The most values one filter ORs (`owner_id=a&owner_id=b…`, a property's or an index's values, a
+ * date range's) and the most property and index filters one query ANDs. Each property value is a
+ * condition of its own: 250 of them ran the embedded database out of memory, 20,000 held a
+ * PostgreSQL connection for minutes (security review 2026-11-26, G4).
+ */
+export const MAX_FILTER_VALUES = 100;
+export const MAX_NAMED_FILTERS = 20;
+
 export const EXACT_FIELDS = ["external_id", "case_type", "owner_id", "case_name"] as const;
 export type ExactField = (typeof EXACT_FIELDS)[number];
 
@@ -81,22 +90,41 @@ export function checkLimit(limit: number): number {
   return limit;
 }
 
-/** The query's rules in the order the contract reports them: filter names, then limit, then dates. */
+/** The query's rules in the order the contract reports them: filter names and sizes, then limit, then dates. */
 export function checkQuery({ limit, ...filter }: CaseQuery): CaseFilter {
   checkFilterNames(filter);
+  checkFilterSizes(filter);
   checkLimit(limit);
   return withDateBounds(filter);
 }
 
-/** The rules of the filters alone (GraphQL's page sizes are the connection's): names, then dates. */
+/** The rules of the filters alone (GraphQL's page sizes are the connection's): names and sizes, then dates. */
 export function checkFilter(filter: CaseQueryFilter): CaseFilter {
   checkFilterNames(filter);
+  checkFilterSizes(filter);
   return withDateBounds(filter);
 }
 
 function checkFilterNames(filter: CaseQueryFilter): void {
   if (filter.properties.has("")) throw invalidParameter("properties.");
   if (filter.indices.has("")) throw invalidParameter("indices.");
+}
+
+/** At most MAX_FILTER_VALUES values in any one filter, and at most MAX_NAMED_FILTERS property and index filters. */
+function checkFilterSizes(filter: CaseQueryFilter): void {
+  if (filter.properties.size + filter.indices.size > MAX_NAMED_FILTERS) {
+    throw badInput(`You cannot filter on more than ${MAX_NAMED_FILTERS} properties and indices per request.`);
+  }
+  const valueLists = [
+    ...Object.values(filter.exact),
+    filter.closed ?? [],
+    ...filter.properties.values(),
+    ...filter.indices.values(),
+    ...filter.ranges.map((range) => range.values),
+  ];
+  if (valueLists.some((values) => (values?.length ?? 0) > MAX_FILTER_VALUES)) {
+    throw badInput(`You cannot give more than ${MAX_FILTER_VALUES} values to one filter.`);
+  }
 }
 
 function withDateBounds(filter: CaseQueryFilter): CaseFilter {

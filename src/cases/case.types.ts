@@ -246,7 +246,8 @@ export class IndexFilterInput {
 const ANY_OF = "Any of these values (exact, case-sensitive); omitted or empty filters nothing.";
 
 @InputType("CaseFilter", {
-  description: "The REST list filters (CONTRACT §2): a list ORs its values, different fields AND. Omitted fields filter nothing.",
+  description:
+    "The REST list filters (CONTRACT §2): a list ORs its values, different fields AND. Omitted fields filter nothing. Each filter takes at most 100 values, and at most 20 property and index filters are given in all: more is BAD_USER_INPUT.",
 })
 export class CaseFilterInput {
   @Field(() => [String], { nullable: true, description: `Cases with one of these external ids (REST \`external_id\`). ${ANY_OF}` })

@@ -92,8 +92,14 @@ export function pgliteDatabase(pglite: PGlite): Database {
  * discards them (an errored client is never handed out again); new connections are made on demand
  * once the server is back. A connection attempt gives up after `connectTimeoutMs`, so that a
  * request during an outage fails (503) in bounded time instead of hanging.
+ *
+ * With `statementTimeoutMs`, PostgreSQL cancels any statement of the client's pool that runs longer
+ * (SQLSTATE 57014, answered QUERY_TIMEOUT), so that no statement keeps a connection and the server's
+ * CPU for minutes after its request gave up (security review 2026-11-26, G4). Migrations, which may
+ * rightly run longer, get a small pool of their own without it; the job queue, the event bus and the
+ * blob store open their own connections, without it too.
  */
-export function postgresDatabase(url: string, poolSize = 10, connectTimeoutMs = 5000): Database {
+export function postgresDatabase(url: string, poolSize = 10, connectTimeoutMs = 5000, statementTimeoutMs = 0): Database {
   let lastReport = 0;
   const report = (what: string) => (error: Error) => {
     // one line per second at most: an outage drops every pooled connection at once
@@ -101,23 +107,37 @@ export function postgresDatabase(url: string, poolSize = 10, connectTimeoutMs = 
     lastReport = Date.now();
     log.error(what, { error: { name: error.name, code: (error as { code?: string }).code, message: error.message } });
   };
-  // The pool is ours, so that its use can be read (a metric). The migrations' connection shares it:
-  // it is ended here, after the client. Its idle clients' errors are handled here for its whole
-  // life: adapter-pg removes its own handler from a pool it did not make whenever a client of the
-  // factory is disposed, and an idle client's error with no handler would crash the process.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true });
-  pool.on("error", report("database connection lost (idle)"));
-  const adapterFactory = new PrismaPg(pool, { onConnectionError: report("database connection lost") });
+  // The pools are ours, so that their use can be read (a metric) and they are ended here, after the
+  // client. Their idle clients' errors are handled here for their whole life: adapter-pg removes its
+  // own handler from a pool it did not make whenever a client of the factory is disposed, and an idle
+  // client's error with no handler would crash the process.
+  const openPool = (max: number, timeoutMs: number) => {
+    const opened = new pg.Pool({
+      connectionString: url,
+      max,
+      connectionTimeoutMillis: connectTimeoutMs,
+      keepAlive: true,
+      ...(timeoutMs > 0 ? { statement_timeout: timeoutMs } : {}),
+    });
+    opened.on("error", report("database connection lost (idle)"));
+    return opened;
+  };
+  const factoryOf = (of: pg.Pool) => new PrismaPg(of, { onConnectionError: report("database connection lost") });
+  const pool = openPool(poolSize, statementTimeoutMs);
+  const adapterFactory = factoryOf(pool);
   const prisma = clientFor(adapterFactory);
+  // pg opens a pool's connections on first use only: this one costs nothing until migrations run
+  const migrationPool = statementTimeoutMs > 0 ? openPool(2, 0) : pool;
   return {
     kind: "postgres",
     prisma,
-    adapterFactory,
+    adapterFactory: migrationPool === pool ? adapterFactory : factoryOf(migrationPool),
     url,
     pool,
     async close() {
       await prisma.$disconnect();
       await pool.end();
+      if (migrationPool !== pool) await migrationPool.end();
     },
   };
 }
@@ -140,8 +160,13 @@ async function initdbApart(pgdata: string, startParams: string[]): Promise<void>
   if (code !== 0) throw new Error(`creating the embedded database in ${pgdata} failed (exit code ${code})`);
 }
 
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string; embeddedCacheMb: number }): Promise<Database> {
-  if (options.databaseUrl) return postgresDatabase(options.databaseUrl);
+export async function openDatabase(options: {
+  databaseUrl?: string;
+  dataDir: string;
+  embeddedCacheMb: number;
+  databaseStatementTimeoutMs?: number;
+}): Promise<Database> {
+  if (options.databaseUrl) return postgresDatabase(options.databaseUrl, 10, 5000, options.databaseStatementTimeoutMs);
   // PGlite does not create parent folders of its data directory.
   await mkdir(options.dataDir, { recursive: true });
   const pgdata = path.join(options.dataDir, "pgdata");

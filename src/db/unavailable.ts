@@ -49,6 +49,18 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   return children(e).some((child) => child !== error && isDatabaseUnavailable(child, depth + 1));
 }
 
+/**
+ * Is this error PostgreSQL cancelling a statement (SQLSTATE 57014: DATABASE_STATEMENT_TIMEOUT_MS ran
+ * out, or an operator's pg_cancel_backend), in any of the dresses above (a raw `pg` error, a driver
+ * adapter's `originalCode`, a Prisma error's meta)?
+ */
+export function isStatementCancelled(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== "object" || depth > 6 || error instanceof DomainError) return false;
+  const e = error as Record<string, unknown>;
+  if (e.code === "57014" || e.originalCode === "57014") return true;
+  return children(e).some((child) => child !== error && isStatementCancelled(child, depth + 1));
+}
+
 /** What an outage log line says of the driver error: its name, code and first line, no more. */
 export function describeOutage(error: unknown): Record<string, unknown> {
   const e = (error ?? {}) as { name?: unknown; code?: unknown; message?: unknown };

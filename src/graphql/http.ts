@@ -11,7 +11,7 @@ import { answerFor, multipartError, uploadClientError } from "../admission/error
 import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
 import { log } from "../log.ts";
-import { requestDomains } from "../rate-limit/rate-limit.graphql.ts";
+import { memberOf, requestDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { stringifyResult } from "./budget.ts";
 import { compiledExecution } from "./compiled-execution.ts";
@@ -93,7 +93,8 @@ function rateLimit(admission: Admission, limits: { graphqlMaxTokens: number }): 
   return async (req, res, next) => {
     if (!admission.limitsRate) return next();
     try {
-      await admission.rateLimit(res.locals.principal as Principal, requestDomains(req.body, req.query, parse));
+      const principal = res.locals.principal as Principal;
+      await admission.rateLimit(principal, requestDomains(req.body, req.query, parse, memberOf(principal, principal.memberships)));
       next();
     } catch (error) {
       if (!(error instanceof RateLimitedError)) return next(error);

@@ -4,10 +4,10 @@ import { APP_NODES } from "../apps/app.resolver.ts";
 import { CASE_NODES } from "../cases/case.resolver.ts";
 import { LOCATION_NODES } from "../locations/location.resolver.ts";
 import { MULTIMEDIA_NODES } from "../multimedia/multimedia.resolver.ts";
-import { DomainError, type ErrorCode } from "../errors.ts";
+import { badInput, DomainError, type ErrorCode } from "../errors.ts";
 import type { GraphQLContext } from "./context.ts";
-import { perIdCost } from "./list-bounds.ts";
-import { NodeInterface, parseGlobalId, type NodeFetcher, type NodeTypeName, type NodeValue } from "./node.ts";
+import { perIdCost, RELATION_LIST } from "./list-bounds.ts";
+import { NodeInterface, parseGlobalId, type NodeFetcher, type NodeRef, type NodeTypeName, type NodeValue } from "./node.ts";
 
 /** Each Node type's fetcher, from the feature that owns the type. */
 export const NODE_FETCHERS: Partial<Record<NodeTypeName, NodeFetcher<GraphQLContext>>> = {
@@ -21,9 +21,18 @@ export const NODE_FETCHERS: Partial<Record<NodeTypeName, NodeFetcher<GraphQLCont
 /** Refusals that mean "nothing there for you"; an outage or a rate limit still reaches the client. */
 const HIDDEN = new Set<ErrorCode>(["FORBIDDEN", "NOT_FOUND", "BAD_USER_INPUT"]);
 
-/** The object a global id names, if the caller may see it; null for anything else, never an error that tells which. */
-async function fetchNode(ctx: GraphQLContext, id: string): Promise<NodeValue | null> {
-  const ref = parseGlobalId(id);
+/** The most ids one `nodes` takes, like a relation list's largest page (G3: 240,000 ids stalled the process). */
+export const MAX_NODE_IDS = RELATION_LIST.maxSize;
+
+/**
+ * Ids of one `nodes` fetched together (each feature's loader batches them per domain): the
+ * execution budget is checked before each batch, so that an operation whose time is up starts no
+ * more fetches, instead of having started them all at once.
+ */
+const NODE_BATCH = 100;
+
+/** The object a ref names, if the caller may see it; null for anything else, never an error that tells which. */
+async function fetchRef(ctx: GraphQLContext, ref: NodeRef | null): Promise<NodeValue | null> {
   const fetch = ref && NODE_FETCHERS[ref.type];
   if (!ref || !fetch) return null;
   try {
@@ -35,6 +44,26 @@ async function fetchNode(ctx: GraphQLContext, id: string): Promise<NodeValue | n
   }
 }
 
+/**
+ * The objects of `nodes`, in order. The domains the ids name are checked together, once: an id of a
+ * domain the caller is not in (or, for a superuser, of none) is null without a scope, a loader or a
+ * query of its own. Users and domains (no domain part) are checked by their fetchers.
+ */
+async function fetchNodes(ctx: GraphQLContext, ids: string[]): Promise<(NodeValue | null)[]> {
+  if (ids.length > MAX_NODE_IDS) throw badInput(`'ids' must hold at most ${MAX_NODE_IDS} ids.`);
+  const refs = ids.map(parseGlobalId);
+  const named = refs.flatMap((ref) => (ref && ref.domain !== "" ? [ref.domain] : []));
+  const open = named.length ? await ctx.services.admin.openDomains(ctx.principal, named) : new Set<string>();
+  const visible = (ref: NodeRef | null) => ref !== null && (ref.domain === "" || open.has(ref.domain));
+  const found: (NodeValue | null)[] = [];
+  for (let start = 0; start < refs.length; start += NODE_BATCH) {
+    ctx.budget.check();
+    const batch = refs.slice(start, start + NODE_BATCH);
+    found.push(...(await Promise.all(batch.map((ref) => (visible(ref) ? fetchRef(ctx, ref) : null)))));
+  }
+  return found;
+}
+
 @Resolver()
 export class NodeResolver {
   @Query(() => NodeInterface, { nullable: true, description: "The object with this global id, or null when there is none the caller may see." })
@@ -42,18 +71,18 @@ export class NodeResolver {
     @Arg("id", () => ID, { description: "a global id, as some object's `id` gave it" }) id: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<NodeValue | null> {
-    return fetchNode(ctx, id);
+    return fetchRef(ctx, parseGlobalId(id));
   }
 
   @Query(() => [NodeInterface], {
     nullable: "items",
-    description: "The objects with these global ids, in order; null for each the caller cannot see.",
+    description: `The objects with these global ids, in order; null for each the caller cannot see. At most ${MAX_NODE_IDS} ids: more are BAD_USER_INPUT.`,
     complexity: perIdCost("ids"),
   })
   nodes(
-    @Arg("ids", () => [ID], { description: "global ids, as objects' `id` gave them" }) ids: string[],
+    @Arg("ids", () => [ID], { description: `global ids, as objects' \`id\` gave them; at most ${MAX_NODE_IDS}` }) ids: string[],
     @Ctx() ctx: GraphQLContext,
   ): Promise<(NodeValue | null)[]> {
-    return Promise.all(ids.map((id) => fetchNode(ctx, id)));
+    return fetchNodes(ctx, ids);
   }
 }

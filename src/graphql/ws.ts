@@ -20,7 +20,7 @@ import { CREDENTIALS_CHANGED } from "../auth/credential.events.ts";
 import { DomainError } from "../errors.ts";
 import type { PubSub } from "../events/bus.ts";
 import { log } from "../log.ts";
-import { operationDomains } from "../rate-limit/rate-limit.graphql.ts";
+import { chargedDomains, memberOf, operationDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { abortedResult } from "./budget.ts";
 import type { GraphQLContext } from "./context.ts";
@@ -240,7 +240,8 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
         // each subscribe message (subscription, query or mutation) is one request of the rate limit
         const domains = operationDomains(document, payload.operationName, payload.variables);
         try {
-          await admission.rateLimit(session.principal, domains);
+          const member = memberOf(session.principal, session.grants);
+          await admission.rateLimit(session.principal, chargedDomains(document, payload.operationName, payload.variables, member));
         } catch (error) {
           if (error instanceof RateLimitedError) return [rateLimitedError(error)];
           if (error instanceof DomainError) return [refusal(error)];

@@ -151,7 +151,7 @@ const caseListParams = [
   query("limit", "page size, default 20, at most 5000", { type: "integer", minimum: 1, maximum: 5000, default: 20 }),
   query("cursor", "the opaque cursor of a `next` link; with it, every other parameter is ignored"),
   ...["external_id", "case_type", "owner_id", "case_name"].map((name) =>
-    query(name, "exact match; repeat the parameter to match any of several values"),
+    query(name, "exact match; repeat the parameter (at most 100 times) to match any of several values"),
   ),
   query("closed", "'', false, f, no, n, 0 (any case) mean false; anything else true"),
   query("indices.parent", "cases whose `parent` index points at this case id"),
@@ -164,7 +164,8 @@ const caseListParams = [
     in: "query",
     description:
       "`properties.{name}=value`: exact, case-sensitive match on a property (empty matches unset or empty); " +
-      "`indices.{name}={case_id}`: cases whose index {name} points at that case.",
+      "`indices.{name}={case_id}`: cases whose index {name} points at that case. " +
+      "Any filter takes at most 100 values; at most 20 property and index filters per request (400 beyond).",
     style: "form",
     explode: true,
     schema: { type: "object", additionalProperties: { type: "string" } },

@@ -1,44 +1,79 @@
 import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode } from "graphql";
+import type { Principal } from "../auth/principal.ts";
+import { parseGlobalId } from "../graphql/node.ts";
 import { isObject } from "../util/json.ts";
 
 /**
  * GraphQL's side of the rate limit: the domains an operation names (every `domain:` argument of the
- * operation that will run, literal or variable, fragments included) are the budgets it draws on; an
- * operation naming none draws on the user's own budget. The admission pipeline (src/admission)
- * charges them: GraphQL over HTTP after reading the body, WebSocket at each subscribe message.
+ * operation that will run, literal or variable, fragments included) and those it reads through
+ * global ids (`node(id)`, `nodes(ids)`) are the budgets it draws on; an operation naming none draws
+ * on the user's own budget. The admission pipeline (src/admission) charges them: GraphQL over HTTP
+ * after reading the body, WebSocket at each subscribe message.
  */
-export function operationDomains(
+
+/** What an operation names: `domain:` arguments, and the domains of the global ids it reads. */
+interface Named {
+  domains: Set<string>;
+  read: Set<string>;
+  /** global ids past MAX_IDS_READ were not decoded: the user's own budget stands for them */
+  unread: boolean;
+}
+
+/** Global ids decoded per operation; `nodes` takes at most 1000 ids, a few aliases of it more. */
+const MAX_IDS_READ = 5000;
+
+/** The global-id arguments of Query.node and Query.nodes. */
+const ID_ARGUMENTS: Record<string, string> = { node: "id", nodes: "ids" };
+
+function namedBy(
   document: DocumentNode,
   operationName: string | null | undefined,
   variables: Record<string, unknown> | null | undefined,
-): (string | undefined)[] {
+): Named | undefined {
   const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
-  if (!operation) return [undefined];
+  if (!operation) return undefined;
   const fragments = new Map(
     document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]),
   );
   const defaults = new Map(operation.variableDefinitions?.map((v) => [v.variable.name.value, v.defaultValue]) ?? []);
   const valueOf = (node: ValueNode): unknown => {
     if (node.kind === Kind.STRING) return node.value;
+    if (node.kind === Kind.LIST) return node.values.map(valueOf);
     if (node.kind !== Kind.VARIABLE) return undefined;
     const name = node.name.value;
     if (variables && name in variables) return variables[name];
     const fallback = defaults.get(name);
-    return fallback?.kind === Kind.STRING ? fallback.value : undefined;
+    return fallback ? valueOf(fallback) : undefined;
   };
 
-  const domains = new Set<string>();
+  const named: Named = { domains: new Set(), read: new Set(), unread: false };
+  let idsRead = 0;
+  const readIds = (value: unknown) => {
+    for (const id of Array.isArray(value) ? value : [value]) {
+      if (typeof id !== "string") continue;
+      if (idsRead++ >= MAX_IDS_READ) {
+        named.unread = true;
+        return;
+      }
+      const domain = parseGlobalId(id)?.domain;
+      if (domain) named.read.add(domain);
+    }
+  };
   const seenFragments = new Set<string>();
   // an explicit stack: the document is the client's, and may be nested as deep as the parser allows
   const stack: SelectionSetNode[] = [operation.selectionSet];
   while (stack.length) {
     for (const selection of stack.pop()!.selections) {
       if (selection.kind === Kind.FIELD) {
+        const idArgument = ID_ARGUMENTS[selection.name.value];
         for (const argument of selection.arguments ?? []) {
-          if (argument.name.value !== "domain") continue;
-          const value = valueOf(argument.value);
-          if (typeof value === "string") domains.add(value);
+          if (argument.name.value === "domain") {
+            const value = valueOf(argument.value);
+            if (typeof value === "string") named.domains.add(value);
+          } else if (argument.name.value === idArgument) {
+            readIds(valueOf(argument.value));
+          }
         }
         if (selection.selectionSet) stack.push(selection.selectionSet);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
@@ -50,7 +85,49 @@ export function operationDomains(
       }
     }
   }
-  return domains.size ? [...domains] : [undefined];
+  return named;
+}
+
+/** The domains an operation names in `domain:` arguments; [undefined] (the user's own budget) when none. */
+export function operationDomains(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+): (string | undefined)[] {
+  const domains = namedBy(document, operationName, variables)?.domains;
+  return domains?.size ? [...domains] : [undefined];
+}
+
+/**
+ * The budgets an operation is charged in (security review 2026-11-26, G6): each domain it names or
+ * reads through a global id where the caller is a member (`member`); a domain the caller is not in
+ * (a made-up name in a nullable field) reads nothing, and draws on the user's own budget instead, as
+ * does an operation that names none. A request therefore cannot move off the budgets of the domains
+ * whose data it reads.
+ */
+export function chargedDomains(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+  member: (domain: string) => boolean,
+): (string | undefined)[] {
+  const named = namedBy(document, operationName, variables);
+  if (!named) return [undefined];
+  const charged = new Set([...named.domains, ...named.read].map((domain) => (member(domain) ? domain : undefined)));
+  if (named.unread || !charged.size) charged.add(undefined);
+  return [...charged];
+}
+
+/**
+ * Whether the caller is a member of a domain, as `grants` (the request's memberships, or a
+ * WebSocket's last re-checked grants) say; a superuser is in all, and without grants every name
+ * counts as its own budget.
+ */
+export function memberOf(
+  principal: Pick<Principal, "isSuperuser">,
+  grants: { has(domain: string): boolean } | undefined,
+): (domain: string) => boolean {
+  return (domain) => principal.isSuperuser || !grants || grants.has(domain);
 }
 
 function jsonObject(raw: unknown): Record<string, unknown> | undefined {
@@ -64,10 +141,15 @@ function jsonObject(raw: unknown): Record<string, unknown> | undefined {
 }
 
 /**
- * The domains of an HTTP GraphQL request (POST body, multipart operations, or GET parameters), its
- * document read by `parse` (the endpoint's, under its limits).
+ * The budgets of an HTTP GraphQL request (POST body, multipart operations, or GET parameters), its
+ * document read by `parse` (the endpoint's, under its limits): see chargedDomains.
  */
-export function requestDomains(body: unknown, query: unknown, parse: (query: string) => DocumentNode): (string | undefined)[] {
+export function requestDomains(
+  body: unknown,
+  query: unknown,
+  parse: (query: string) => DocumentNode,
+  member: (domain: string) => boolean,
+): (string | undefined)[] {
   const params = jsonObject(body) ?? jsonObject(query);
   if (!params || typeof params.query !== "string") return [undefined];
   let document: DocumentNode;
@@ -77,5 +159,5 @@ export function requestDomains(body: unknown, query: unknown, parse: (query: str
     return [undefined]; // Apollo answers the syntax error; the request still counts
   }
   const operationName = typeof params.operationName === "string" ? params.operationName : undefined;
-  return operationDomains(document, operationName, jsonObject(params.variables));
+  return chargedDomains(document, operationName, jsonObject(params.variables), member);
 }

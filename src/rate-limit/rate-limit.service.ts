@@ -10,9 +10,9 @@ import { rateLimitedRequests } from "../observability/metrics.ts";
 /**
  * Requests per user and domain (CONTRACT §1: "Rate limit: 429 with Retry-After"), with
  * rate-limiter-flexible. One budget per (user, domain), shared by every face: a REST request under
- * /a/{domain}/…, a GraphQL request naming that domain, a WebSocket `subscribe` naming it. GraphQL
- * operations that name no domain (`me`, administration) draw on the user's own budget, keyed by no
- * domain. Fixed windows: RATE_LIMIT_REQUESTS per RATE_LIMIT_WINDOW_SECONDS; 0 requests disables.
+ * /a/{domain}/…, a GraphQL request or WebSocket `subscribe` naming that domain or reading it through
+ * global ids. GraphQL operations that name none (`me`, administration), or only domains the user is
+ * not in, draw on the user's own budget, keyed by no domain (rate-limit.graphql.ts). Fixed windows: RATE_LIMIT_REQUESTS per RATE_LIMIT_WINDOW_SECONDS; 0 requests disables.
  *
  * Embedded database (one process): counters in memory. PostgreSQL (any number of processes): counters
  * in the `rate_limits` table (created by a Prisma migration, so no process creates it at run time and

@@ -28,7 +28,7 @@ export type CaseBulkItem = {
   temporaryId?: string | null | undefined;
 };
 
-/** The REST list filters (CONTRACT §2): a list ORs its values, different fields AND. Omitted fields filter nothing. */
+/** The REST list filters (CONTRACT §2): a list ORs its values, different fields AND. Omitted fields filter nothing. Each filter takes at most 100 values, and at most 20 property and index filters are given in all: more is BAD_USER_INPUT. */
 export type CaseFilter = {
   /** Cases with one of these names (REST `case_name`). Any of these values (exact, case-sensitive); omitted or empty filters nothing. */
   caseName?: Array<string> | null | undefined;

@@ -4,7 +4,8 @@ import { WebSocket } from "ws";
 import { loadConfig } from "../../src/config.ts";
 import { postgresDatabase } from "../../src/db/client.ts";
 import { RateLimiter, rateLimitKey } from "../../src/rate-limit/rate-limit.service.ts";
-import { operationDomains } from "../../src/rate-limit/rate-limit.graphql.ts";
+import { chargedDomains, operationDomains } from "../../src/rate-limit/rate-limit.graphql.ts";
+import { globalId } from "../../src/graphql/node.ts";
 import { buildServer } from "../../src/server.ts";
 import { createServices } from "../../src/services.ts";
 import { parse } from "graphql";
@@ -184,6 +185,91 @@ describe("one budget per user and domain", () => {
       expect((await get(app, `/a/${domain}/api/case/v2/`, outsider.authorization)).status).toBe(403);
       expect((await get(app, `/a/${domain}/api/case/v2/`, outsider.authorization)).status).toBe(429);
     }
+  });
+});
+
+describe("GraphQL is charged in the domains it reads (security review 2026-11-26, G6)", () => {
+  /** A case of demo, created by another user (whose budget is their own), and its global id. */
+  async function demoCase(app: TestApp): Promise<string> {
+    const editor = await createUser(app, { domain: "demo", permissions: ALL });
+    const res = await app.http().post(CASES).set("Authorization", editor.authorization).send({ case_type: "t", case_name: "n", owner_id: "o" });
+    return globalId("Case", "demo", res.body.case.case_id);
+  }
+
+  it("naming a fresh made-up domain does not move a request off the budget of the domain it reads through nodes", async () => {
+    const { app, user } = await limited(2);
+    const id = await demoCase(app);
+    const bypass = (i: number) => `query { nodes(ids: ["${id}"]) { id } x: case(domain: "zz-${i}", caseId: "x") { caseId } }`;
+    for (let i = 0; i < 2; i++) {
+      const res = await gqlPost(app, user.authorization, bypass(i));
+      expect([res.status, res.body.data?.nodes]).toEqual([200, [{ id }]]);
+    }
+    expect429(await gqlPost(app, user.authorization, bypass(2)), 30);
+    // demo is what was spent: REST there too
+    expect((await get(app, CASES, user.authorization)).status).toBe(429);
+  });
+
+  it("nodes names no domain: it is charged in the domains of its ids (from a variable too), like a request naming them", async () => {
+    const { app, user } = await limited(2);
+    const id = await demoCase(app);
+    expect((await gqlPost(app, user.authorization, "query($ids: [ID!]!) { nodes(ids: $ids) { id } }", { ids: [id] })).status).toBe(200);
+    expect((await gqlPost(app, user.authorization, `query { node(id: "${id}") { id } }`)).status).toBe(200);
+    expect((await get(app, CASES, user.authorization)).status).toBe(429);
+    // the other domain and the user's own budget are untouched
+    expect((await get(app, "/a/other/api/case/v2/", user.authorization)).status).toBe(200);
+    expect((await gqlPost(app, user.authorization, "{ me { username } }")).status).toBe(200);
+  });
+
+  it("domains the caller is not in (made-up names, in arguments or in ids) draw on the user's own budget, whatever their number", async () => {
+    const { app, user } = await limited(2);
+    for (let i = 0; i < 2; i++) {
+      const query = `query { a: case(domain: "made-up-${i}", caseId: "x") { caseId } b: nodes(ids: ["${globalId("Case", `made-up-id-${i}`, "k")}"]) { id } }`;
+      expect((await gqlPost(app, user.authorization, query)).status).toBe(200);
+    }
+    expect429(await gqlPost(app, user.authorization, "{ me { username } }"), 30);
+    expect429(await gqlPost(app, user.authorization, 'query { case(domain: "made-up-9", caseId: "x") { caseId } }'), 30);
+    // no counter was made for any made-up name, and the member's domains are untouched
+    expect((await get(app, CASES, user.authorization)).status).toBe(200);
+  });
+
+  it("over WebSocket the same: a made-up domain beside nodes is charged in the domain of the ids", async () => {
+    const { app, user } = await limited(2);
+    const id = await demoCase(app);
+    const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+    client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0, lazy: true });
+    const run = async (query: string) => {
+      const events = client!.iterate({ query });
+      try {
+        return (await events.next()).value;
+      } catch (errors) {
+        return { errors: errors as { message: string; extensions?: Record<string, unknown> }[] };
+      } finally {
+        await events.return?.();
+      }
+    };
+    for (let i = 0; i < 2; i++) {
+      expect(await run(`query { nodes(ids: ["${id}"]) { id } x: case(domain: "ws-zz-${i}", caseId: "x") { caseId } }`)).toEqual({
+        data: { nodes: [{ id }], x: null },
+        errors: [expect.objectContaining({ extensions: { code: "FORBIDDEN" } })],
+      });
+    }
+    const refused = await run(`query { nodes(ids: ["${id}"]) { id } x: case(domain: "ws-zz-2", caseId: "x") { caseId } }`);
+    expect(refused?.errors?.[0]).toMatchObject({ message: "Rate limit exceeded", extensions: { code: "RATE_LIMITED" } });
+  });
+
+  it("the budgets of an operation: named and read domains where the caller is a member, the user's own for the rest", () => {
+    const id = (domain: string) => globalId("Case", domain, "k");
+    const member = (domain: string) => domain === "demo" || domain === "other";
+    const doc = parse(`query($ids: [ID!]!, $d: String) {
+      a: nodes(ids: $ids) { id } b: node(id: "${id("other")}") { id } c: cases(domain: $d) { totalCount }
+      d: nodes(ids: ["${id("nowhere")}", "not a global id", "${globalId("User", "", "u")}"]) { id }
+    }`);
+    expect(chargedDomains(doc, undefined, { ids: [id("demo")], d: "demo" }, member).sort()).toEqual(["demo", "other", undefined]);
+    expect(chargedDomains(doc, undefined, { ids: [], d: "elsewhere" }, member).sort()).toEqual(["other", undefined]);
+    expect(chargedDomains(parse("{ me { username } }"), undefined, undefined, member)).toEqual([undefined]);
+    expect(chargedDomains(parse('{ nodes(ids: ["x"]) { id } }'), undefined, undefined, member)).toEqual([undefined]);
+    // operationDomains (a subscription's domains) stays the named ones
+    expect(operationDomains(doc, undefined, { ids: [id("demo")], d: "demo" })).toEqual(["demo"]);
   });
 });
 
