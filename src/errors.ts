@@ -11,8 +11,10 @@ export type ErrorCode =
   | "METHOD_NOT_ALLOWED"
   | "PAYLOAD_TOO_LARGE"
   | "RATE_LIMITED"
+  | "QUOTA_EXCEEDED"
   | "INTERNAL_SERVER_ERROR"
-  | "SERVICE_UNAVAILABLE";
+  | "SERVICE_UNAVAILABLE"
+  | "INSUFFICIENT_STORAGE";
 
 const STATUS: Record<ErrorCode, number> = {
   BAD_USER_INPUT: 400,
@@ -22,8 +24,12 @@ const STATUS: Record<ErrorCode, number> = {
   METHOD_NOT_ALLOWED: 405,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
+  /** a stored quantity's bound (a domain's queued archives): 429 with Retry-After, room comes back */
+  QUOTA_EXCEEDED: 429,
   INTERNAL_SERVER_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  /** the server's disk is too full to take the request */
+  INSUFFICIENT_STORAGE: 507,
 };
 
 export class DomainError extends Error {

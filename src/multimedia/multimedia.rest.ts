@@ -16,14 +16,12 @@ import { restStatus } from "./job.serializer.ts";
 
 export interface MultimediaRouterDeps {
   multimedia: MultimediaJobService;
-  /** where uploads are spooled while the request is read (the blob store's, so storing is a rename) */
-  uploadTempDir: () => Promise<string>;
   uploadLimitBytes: number;
   /** the text fields of a multipart body together (BODY_LIMIT_BYTES) */
   formFieldsLimitBytes: number;
 }
 
-export function multimediaRouter({ multimedia, uploadTempDir, uploadLimitBytes, formFieldsLimitBytes }: MultimediaRouterDeps): Router {
+export function multimediaRouter({ multimedia, uploadLimitBytes, formFieldsLimitBytes }: MultimediaRouterDeps): Router {
   const router = express.Router({ mergeParams: true });
   /** The app's multimedia: 401/403/404 for the domain, then 404 for the app, before any input is read. */
   const appOf = async (req: Request, principal: Principal) =>
@@ -32,7 +30,7 @@ export function multimediaRouter({ multimedia, uploadTempDir, uploadLimitBytes, 
   route(router, "/:appId/multimedia/", {
     POST: handler(async (req, res) => {
       const app = await appOf(req, locals(res).principal); // permission and app before reading the upload
-      const tempDir = await uploadTempDir();
+      const tempDir = await app.spoolDir(declaredLength(req)); // the queue's room and the disk's too
       const body = await readMultipart(req, {
         tempDir,
         fileFields: ["bulk_upload_file"],
@@ -66,6 +64,12 @@ export function multimediaRouter({ multimedia, uploadTempDir, uploadLimitBytes, 
     }),
   });
   return router;
+}
+
+/** The body's size as the request declares it (Content-Length), if it does. */
+function declaredLength(req: Request): number | undefined {
+  const length = Number(req.headers["content-length"]);
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
 }
 
 /**
