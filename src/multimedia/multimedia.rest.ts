@@ -66,6 +66,17 @@ export function multimediaRouter({ multimedia, uploadLimitBytes, formFieldsLimit
   return router;
 }
 
+/**
+ * A stored file is whatever a member uploaded, typed by its magic bytes or else its name: markup
+ * named .png is served as image/png, and an SVG as image/svg+xml, which a browser opening it runs
+ * as a document (#24 G8). So the browser must take the type as given (nosniff), and whatever it
+ * renders gets no script, no subresources and an origin of its own (a sandboxing policy).
+ */
+const MEDIA_HEADERS = {
+  "X-Content-Type-Options": "nosniff",
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+};
+
 /** The body's size as the request declares it (Content-Length), if it does. */
 function declaredLength(req: Request): number | undefined {
   const length = Number(req.headers["content-length"]);
@@ -81,7 +92,10 @@ function declaredLength(req: Request): number | undefined {
 async function send({ file, stream: source }: MediaFileContent, res: Response, path: string): Promise<void> {
   // the first chunk (or the end) before any header is set; `once` rejects on 'error'
   await once(source, "readable");
-  res.status(200).type(file.contentType).set("Content-Length", String(file.size));
+  res
+    .status(200)
+    .type(file.contentType)
+    .set({ "Content-Length": String(file.size), ...MEDIA_HEADERS });
   try {
     await pipeline(source, res);
   } catch (error) {

@@ -413,7 +413,12 @@ const appPaths = {
         summary: "The bytes of a stored multimedia file of the application",
         responses: {
           "200": {
-            description: "The file, with its sniffed content type.",
+            description:
+              "The file, with its content type from its magic bytes or else its name; never to be sniffed, and sandboxed when a browser renders it.",
+            headers: {
+              "X-Content-Type-Options": header("nosniff"),
+              "Content-Security-Policy": header("default-src 'none'; style-src 'unsafe-inline'; sandbox"),
+            },
             content: { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } },
           },
           "500": {
