@@ -61,8 +61,10 @@ const uploadGraphQL = async (seed: number) =>
     .attach("0", await archive(seed), "media.zip");
 
 const jobCount = () => app.db.prisma.multimediaJob.count();
-const storedArchives = async () => (await app.db.prisma.multimediaJob.findMany({ select: { archiveKey: true } })).length;
-const archiveFiles = async () => readdir(path.join(app.services.config.dataDir, "blobs", "archives")).catch(() => []);
+/** Archives in the blob store: files under DATA_DIR on the embedded database, rows of `blobs` on PostgreSQL. */
+const storedArchiveBlobs = async () =>
+  (await readdir(path.join(app.services.config.dataDir, "blobs", "archives")).catch(() => [])).length +
+  (await app.db.prisma.blob.count({ where: { key: { startsWith: "archives/" } } }));
 
 describe("MULTIMEDIA_QUEUE_LIMIT_BYTES: a domain's queued archives are bounded", () => {
   it("G7: past the bound REST answers 429 {success: false, error} with Retry-After, and keeps nothing of the upload", async () => {
@@ -70,13 +72,13 @@ describe("MULTIMEDIA_QUEUE_LIMIT_BYTES: a domain's queued archives are bounded",
     const limit = Math.floor(size * 2.5);
     for (let seed = 1; seed <= 2; seed++) expect((await upload(seed)).status).toBe(200);
     const jobs = await jobCount();
-    const files = (await archiveFiles()).length;
+    const blobs = await storedArchiveBlobs();
     const refused = await upload(3);
     expectAppsError(refused, 429, QUEUE_FULL(limit));
     expect(refused.headers["retry-after"]).toBe("60");
     expect(await jobCount()).toBe(jobs);
-    expect((await archiveFiles()).length).toBe(files);
-    expect(await storedArchives()).toBe(2);
+    expect(await storedArchiveBlobs()).toBe(blobs);
+    expect(await storedArchiveBlobs()).toBe(2);
   });
 
   it("G7: the bound is per domain, and a settled job's archive no longer counts", async () => {
@@ -97,7 +99,7 @@ describe("MULTIMEDIA_QUEUE_LIMIT_BYTES: a domain's queued archives are bounded",
     const answers = await Promise.all([1, 2, 3, 4, 5, 6].map((seed) => upload(seed)));
     expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 429, 429, 429, 429]);
     expect(await jobCount()).toBe(2);
-    expect((await archiveFiles()).length).toBe(2);
+    expect(await storedArchiveBlobs()).toBe(2);
   });
 
   it("G7: the GraphQL upload mutation meets the same bound: QUOTA_EXCEEDED with the same message", async () => {
