@@ -19,6 +19,10 @@ export interface Config {
   authRealm: string;
   bodyLimitBytes: number;
   uploadLimitBytes: number;
+  /** the archives of a domain's queued and running multimedia jobs together, at most (0: no bound) */
+  multimediaQueueLimitBytes: number;
+  /** free space an upload must leave on the spool's filesystem */
+  uploadMinFreeBytes: number;
   digestNonceTtlSeconds: number;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
@@ -205,6 +209,8 @@ export function loadConfig(env: Env = process.env): Config {
     authRealm: env.AUTH_REALM || "field-data",
     bodyLimitBytes: integer(env, "BODY_LIMIT_BYTES", 10 * 1024 * 1024, 1024),
     uploadLimitBytes: integer(env, "UPLOAD_LIMIT_BYTES", 1024 * 1024 * 1024, 1024),
+    multimediaQueueLimitBytes: integer(env, "MULTIMEDIA_QUEUE_LIMIT_BYTES", 2 * 1024 * 1024 * 1024, 0),
+    uploadMinFreeBytes: integer(env, "UPLOAD_MIN_FREE_BYTES", 512 * 1024 * 1024, 0),
     digestNonceTtlSeconds: integer(env, "DIGEST_NONCE_TTL_SECONDS", 300, 1),
     accessTokenTtlSeconds: integer(env, "ACCESS_TOKEN_TTL_SECONDS", 3600, 1),
     refreshTokenTtlSeconds: integer(env, "REFRESH_TOKEN_TTL_SECONDS", 14 * 24 * 3600, 1),

@@ -12,8 +12,10 @@ export type ErrorCode =
   | "PAYLOAD_TOO_LARGE"
   | "RATE_LIMITED"
   | "QUERY_TIMEOUT"
+  | "QUOTA_EXCEEDED"
   | "INTERNAL_SERVER_ERROR"
-  | "SERVICE_UNAVAILABLE";
+  | "SERVICE_UNAVAILABLE"
+  | "INSUFFICIENT_STORAGE";
 
 const STATUS: Record<ErrorCode, number> = {
   BAD_USER_INPUT: 400,
@@ -25,8 +27,12 @@ const STATUS: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   // the request asked for more than the database does within DATABASE_STATEMENT_TIMEOUT_MS: the client's to narrow
   QUERY_TIMEOUT: 400,
+  /** a stored quantity's bound (a domain's queued archives): 429 with Retry-After, room comes back */
+  QUOTA_EXCEEDED: 429,
   INTERNAL_SERVER_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  /** the server's disk is too full to take the request */
+  INSUFFICIENT_STORAGE: 507,
 };
 
 export class DomainError extends Error {

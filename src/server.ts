@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from "express";
 import type { Admission } from "./admission/admission.ts";
+import { upgradeAddress } from "./admission/client-address.ts";
 import { oauthRouter } from "./auth/oauth.rest.ts";
 import { buildGatewaySchema } from "./graphql/schema.ts";
 import { createGraphQLEndpoint, type GraphQLEndpoint } from "./graphql/server.ts";
@@ -70,9 +71,10 @@ export async function buildServer(services: Services, existing?: Server): Promis
   app.disable("x-powered-by");
   app.set("etag", false);
   // TRUST_PROXY: req.protocol and req.host follow X-Forwarded-Proto/-Host (absolute URLs, the
-  // cross-site check), and req.ip the client the proxy saw (the failed-login throttle). One hop
-  // only: with `true` express would take the left-most X-Forwarded-For entry, which the client
-  // writes itself, and a guesser could name a new address on every attempt.
+  // cross-site check), and req.ip the client the proxy saw (the failed-login throttle; WebSocket
+  // upgrades read it through this app too: upgradeAddress). One hop only: with `true` express
+  // would take the left-most X-Forwarded-For entry, which the client writes itself, and a guesser
+  // could name a new address on every attempt.
   app.set("trust proxy", services.config.trustProxy ? 1 : false);
   const httpServer = existing ?? createServer(app);
   const drain = requestDrain(httpServer);
@@ -90,7 +92,7 @@ export async function buildServer(services: Services, existing?: Server): Promis
   // REST, GraphQL over HTTP and WebSocket pass through one admission (and share one rate limit)
   const { admission } = services;
   const { publicUrl, corsOrigins } = services.config;
-  const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer, admission);
+  const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer, admission, (request) => upgradeAddress(app, request));
 
   // CORS first: a listed origin's preflight is answered before any authentication, and every
   // answer to it (errors too) carries its Access-Control-Allow-Origin

@@ -158,6 +158,12 @@ function nonStringParameter(body: unknown): string | undefined {
  * Failed credentials at the token endpoint: a wrong client secret (any grant) or a wrong user
  * password (password grant). Whatever else is refused checked no secret, and is not counted.
  */
+/** The throttle's refusal in RFC 6749 form; anything else it threw is rethrown. */
+function tooManyAttempts(error: unknown): TokenResponse {
+  if (!(error instanceof RateLimitedError)) throw error;
+  return errorResponse(429, TOO_MANY_ATTEMPTS, LOGIN_THROTTLE_MESSAGE, { "Retry-After": String(error.retryAfter) });
+}
+
 function isFailedLogin(error: unknown, grantType: unknown): boolean {
   if (error instanceof OAuth2Server.InvalidClientError) return true;
   return error instanceof OAuth2Server.InvalidGrantError && grantType === "password";
@@ -199,15 +205,18 @@ export class OAuthService {
       const username = body.grant_type === "password" ? body.username : undefined;
       attempt = await this.throttle.attempt({ address: input.address, username });
     } catch (error) {
-      if (!(error instanceof RateLimitedError)) throw error;
-      return errorResponse(429, TOO_MANY_ATTEMPTS, LOGIN_THROTTLE_MESSAGE, { "Retry-After": String(error.retryAfter) });
+      return tooManyAttempts(error);
     }
     try {
       const response = await this.issue(input, body);
       await attempt.succeeded();
       return response;
     } catch (error) {
-      await (isFailedLogin(error, body.grant_type) ? attempt.failed() : attempt.released());
+      try {
+        await (isFailedLogin(error, body.grant_type) ? attempt.failed() : attempt.released());
+      } catch (refusal) {
+        return tooManyAttempts(refusal); // a wrong password past its pair's budget (login-throttle.service.ts)
+      }
       if (error instanceof OAuth2Server.OAuthError) {
         const headers: Record<string, string> = {};
         if (error.code === 401) headers["WWW-Authenticate"] = 'Basic realm="oauth"';

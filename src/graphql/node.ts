@@ -1,4 +1,5 @@
 import { Field, ID, InterfaceType } from "type-graphql";
+import { isUuid } from "../util/ids.ts";
 
 /**
  * Global object identification (CONTRACT §7.3, the Relay spec): every object a client may cache or
@@ -65,6 +66,9 @@ export function parseGlobalId(id: string): NodeRef | null {
   if (!isNodeType(type)) return null;
   // one encoding per object: an id that decodes but was not written by globalId() names nothing
   if (globalId(type, domain!, key!) !== id) return null;
+  // Every UUID key is written in lower case (as PostgreSQL prints a uuid), but a uuid column
+  // matches any case: an upper-case spelling would name the same object under a second id (#24 G8).
+  if (isUuid(key!) && key !== key!.toLowerCase()) return null;
   return { type, domain: domain!, key: key! };
 }
 

@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import type { KeyValueCache } from "@apollo/utils.keyvaluecache";
 import type { Router } from "express";
 import type { GraphQLSchema } from "graphql";
@@ -26,13 +26,14 @@ export async function createGraphQLEndpoint(
   services: ResolverServices & { config: Config; persistedQueries: KeyValueCache<string> },
   httpServer: Server,
   admission: Admission,
+  addressOf: (request: IncomingMessage) => string | undefined,
 ): Promise<GraphQLEndpoint> {
   const { graphqlMaxResultObjects: maxObjects, graphqlMaxExecutionMs: maxMs, graphqlMaxResultBytes: maxBytes } = services.config;
   const context = (principal: Principal) => createContext(principal, services, { maxObjects, maxMs, maxBytes });
   const { persistedOperations, persistedOperationsManifest } = services.config;
   const trustedDocuments = persistedOperations === "only" ? loadTrustedDocuments(persistedOperationsManifest!) : undefined;
   const { pubsub, config, persistedQueries } = services;
-  const options = { schema, httpServer, admission, pubsub, config, context, persistedQueries, trustedDocuments };
+  const options = { schema, httpServer, admission, pubsub, config, addressOf, context, persistedQueries, trustedDocuments };
   const ws = createWsEndpoint(options);
   const http = await createHttpEndpoint(options);
   return {

@@ -12,7 +12,6 @@ import {
 import { LRUCache } from "lru-cache";
 import { WebSocketServer } from "ws";
 import type { Admission } from "../admission/admission.ts";
-import { clientAddress } from "../admission/client-address.ts";
 import type { Credentials } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
@@ -60,6 +59,8 @@ export interface WsEndpointOptions {
     | "wsMaxSubscriptionsPerUser"
     | "wsRecheckSeconds"
   >;
+  /** the client's address of an upgrade request, by the HTTP faces' rule (TRUST_PROXY) */
+  addressOf: (request: IncomingMessage) => string | undefined;
   /** the context of an admitted subscribe message */
   context: (principal: Principal) => GraphQLContext;
   /** PERSISTED_OPERATIONS=only: the documents that may run */
@@ -78,13 +79,13 @@ export interface WsEndpoint {
 export const WS_CLOSE_TOO_MANY_LOGINS = 4430;
 
 /** What authentication reads of a connection: its Authorization parameter, as a GET of /graphql. */
-function connectionCredentials(params: Record<string, unknown> | undefined, request: IncomingMessage): Credentials {
+function connectionCredentials(params: Record<string, unknown> | undefined, address: string | undefined): Credentials {
   const authorization = params?.Authorization ?? params?.authorization;
   return {
     authorization: typeof authorization === "string" ? authorization : undefined,
     method: "GET",
     uri: "/graphql",
-    address: clientAddress(request),
+    address,
   };
 }
 
@@ -200,7 +201,16 @@ function wireResult(args: ExecutionArgs, result: Pick<ExecutionResult, "errors">
   );
 }
 
-export function createWsEndpoint({ schema, httpServer, admission, pubsub, config, context, trustedDocuments }: WsEndpointOptions): WsEndpoint {
+export function createWsEndpoint({
+  schema,
+  httpServer,
+  admission,
+  pubsub,
+  config,
+  addressOf,
+  context,
+  trustedDocuments,
+}: WsEndpointOptions): WsEndpoint {
   const checkedDocument = documentCache(schema, config);
   const events = new SubscriptionEvents({ context, wire: wireResult });
   const sessions = new WsSessions(admission, { perSocket: config.wsMaxSubscriptionsPerSocket, perUser: config.wsMaxSubscriptionsPerUser });
@@ -213,7 +223,7 @@ export function createWsEndpoint({ schema, httpServer, admission, pubsub, config
       schema,
       async onConnect(ctx) {
         try {
-          const principal = await admission.authenticate(connectionCredentials(ctx.connectionParams, ctx.extra.request));
+          const principal = await admission.authenticate(connectionCredentials(ctx.connectionParams, addressOf(ctx.extra.request)));
           ctx.extra.session = sessions.open(ctx.extra.socket, principal);
           return true;
         } catch (error) {

@@ -6,7 +6,7 @@ import type { Config } from "../config.ts";
 import type { Prisma } from "../db/client.ts";
 import { badInput, notFound } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
-import type { MultimediaFile } from "../generated/prisma/client.ts";
+import type { MultimediaFile, MultimediaJob as MultimediaJobRow } from "../generated/prisma/client.ts";
 import { newHexId } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
 import { log } from "../log.ts";
@@ -18,6 +18,7 @@ import { attemptKey, type JobQueue, type TaskAttempt } from "./job.queue.ts";
 import { historySlice, type JobHistoryFilter, type JobHistoryRead, type JobSlice } from "./job.history.ts";
 import { RateWindow } from "./rate-window.ts";
 import { statusOf, type StatusRow } from "./job.status.ts";
+import { checkFreeSpace, checkQueueRoom } from "./upload.rules.ts";
 import { checkArchive } from "./zip-check.ts";
 import type { ZipLimits } from "./zip-entries.ts";
 
@@ -98,7 +99,12 @@ export interface MultimediaScope {
 /** The multimedia of one app the caller may edit. */
 export interface AppMultimedia {
   readonly app: AppRecord;
-  /** Validates and stores an uploaded archive and queues its job: the processing id. */
+  /**
+   * Where to spool an upload that declares `declaredBytes` (undefined: not declared), once the
+   * domain's queue has room and the disk the space (upload.rules.ts: 429, 507), before it is read.
+   */
+  spoolDir(declaredBytes?: number): Promise<string>;
+  /** Validates and stores an uploaded archive and queues its job (within the domain's queue bound): the processing id. */
   upload(file: UploadedArchive | undefined): Promise<string>;
   /** The app's job by its processing id (404 when unknown, of another app, or expired). */
   status(processingId: string): Promise<MultimediaStatus>;
@@ -140,6 +146,7 @@ export class MultimediaJobService {
   private appMultimedia(domain: DomainRef, app: AppRecord, principal: Principal): AppMultimedia {
     return {
       app,
+      spoolDir: (declaredBytes) => this.spoolDir(domain, declaredBytes),
       upload: (file) => this.upload(domain, app, file, principal.username),
       status: async (processingId) => statusOf(await this.liveJob(processingId, { appId: app.id, domainId: domain.id })),
       file: async (path) => {
@@ -151,27 +158,62 @@ export class MultimediaJobService {
     };
   }
 
-  /** The upload's checks in the contract's order (after the app's 404): file missing, not a ZIP, corrupt. */
+  /** A domain already at its queue bound is refused before anything is read; then the disk. */
+  private async spoolDir(domain: DomainRef, declaredBytes: number | undefined): Promise<string> {
+    checkQueueRoom(await this.queuedBytes(this.prisma, domain.id), 1, this.config.multimediaQueueLimitBytes);
+    const dir = await this.blobs.tempDir();
+    await checkFreeSpace(dir, declaredBytes ?? 0, this.config.uploadMinFreeBytes);
+    return dir;
+  }
+
+  /** The upload's checks in the contract's order (after the app's 404): file missing, not a ZIP, corrupt; then the queue's room. */
   private async upload(domain: DomainRef, app: AppRecord, file: UploadedArchive | undefined, uploadedBy: string): Promise<string> {
     if (!file) throw badInput("bulk_upload_file is required");
     const check = await checkArchive(file.path, this.limits);
     if (check.state === "not-zip") throw badInput("Uploaded file is not a valid ZIP file");
     if (check.state === "corrupt") throw badInput("ZIP file is corrupt");
+    const size = file.size ?? (await stat(file.path)).size;
+    const limit = this.config.multimediaQueueLimitBytes;
+    checkQueueRoom(await this.queuedBytes(this.prisma, domain.id), size, limit); // before the archive is stored
     const id = `dl-${newHexId()}`;
     const archiveKey = `archives/${id}`;
     await this.blobs.putFile(archiveKey, file.path);
     const fileName = file.filename && isStorableText(file.filename) ? file.filename : null;
-    const sizeBytes = BigInt(file.size ?? (await stat(file.path)).size);
-    const job = await this.prisma.$transaction(async (tx) => {
-      const created = await tx.multimediaJob.create({
-        data: { id, domainId: domain.id, appId: app.id, archiveKey, total: check.entries, status: "queued", uploadedBy, fileName, sizeBytes },
+    let job: MultimediaJobRow;
+    try {
+      job = await this.prisma.$transaction(async (tx) => {
+        // again under the domain's lock: concurrent uploads are counted one after another
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`multimedia-queue:${domain.id}`}, 0))`;
+        checkQueueRoom(await this.queuedBytes(tx, domain.id), size, limit);
+        const created = await tx.multimediaJob.create({
+          data: {
+            id,
+            domainId: domain.id,
+            appId: app.id,
+            archiveKey,
+            total: check.entries,
+            status: "queued",
+            uploadedBy,
+            fileName,
+            sizeBytes: BigInt(size),
+          },
+        });
+        await this.queue.enqueue(id, tx);
+        return created;
       });
-      await this.queue.enqueue(id, tx);
-      return created;
-    });
+    } catch (error) {
+      await this.blobs.delete(archiveKey).catch(() => {}); // no job will ever read it
+      throw error;
+    }
     // the dashboards' first event of a job: queued
     this.publish(job);
     return id;
+  }
+
+  /** The archives of the domain's jobs not yet settled (queued or running), in bytes. */
+  private async queuedBytes(db: Pick<Prisma, "multimediaJob">, domainId: string): Promise<number> {
+    const { _sum } = await db.multimediaJob.aggregate({ where: { domainId, status: { in: ["queued", "running"] } }, _sum: { sizeBytes: true } });
+    return Number(_sum.sizeBytes ?? 0);
   }
 
   /** Calls `hear` with each job event of the domain as this process receives it (a feed's source); returns what stops it. */

@@ -166,7 +166,7 @@ export class MultimediaResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<string> {
     const app = await (await scopeOf(ctx, domain)).app(appId); // 403 / 404 before the upload is read
-    return withUpload(await ctx.services.blobs.tempDir(), file, (upload) => app.upload(upload));
+    return withUpload(await app.spoolDir(), file, (upload) => app.upload(upload));
   }
 
   @Subscription(() => MultimediaJobType, {

@@ -16,14 +16,12 @@ import { restStatus } from "./job.serializer.ts";
 
 export interface MultimediaRouterDeps {
   multimedia: MultimediaJobService;
-  /** where uploads are spooled while the request is read (the blob store's, so storing is a rename) */
-  uploadTempDir: () => Promise<string>;
   uploadLimitBytes: number;
   /** the text fields of a multipart body together (BODY_LIMIT_BYTES) */
   formFieldsLimitBytes: number;
 }
 
-export function multimediaRouter({ multimedia, uploadTempDir, uploadLimitBytes, formFieldsLimitBytes }: MultimediaRouterDeps): Router {
+export function multimediaRouter({ multimedia, uploadLimitBytes, formFieldsLimitBytes }: MultimediaRouterDeps): Router {
   const router = express.Router({ mergeParams: true });
   /** The app's multimedia: 401/403/404 for the domain, then 404 for the app, before any input is read. */
   const appOf = async (req: Request, principal: Principal) =>
@@ -32,7 +30,7 @@ export function multimediaRouter({ multimedia, uploadTempDir, uploadLimitBytes, 
   route(router, "/:appId/multimedia/", {
     POST: handler(async (req, res) => {
       const app = await appOf(req, locals(res).principal); // permission and app before reading the upload
-      const tempDir = await uploadTempDir();
+      const tempDir = await app.spoolDir(declaredLength(req)); // the queue's room and the disk's too
       const body = await readMultipart(req, {
         tempDir,
         fileFields: ["bulk_upload_file"],
@@ -69,6 +67,23 @@ export function multimediaRouter({ multimedia, uploadTempDir, uploadLimitBytes, 
 }
 
 /**
+ * A stored file is whatever a member uploaded, typed by its magic bytes or else its name: markup
+ * named .png is served as image/png, and an SVG as image/svg+xml, which a browser opening it runs
+ * as a document (#24 G8). So the browser must take the type as given (nosniff), and whatever it
+ * renders gets no script, no subresources and an origin of its own (a sandboxing policy).
+ */
+const MEDIA_HEADERS = {
+  "X-Content-Type-Options": "nosniff",
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+};
+
+/** The body's size as the request declares it (Content-Length), if it does. */
+function declaredLength(req: Request): number | undefined {
+  const length = Number(req.headers["content-length"]);
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+}
+
+/**
  * Sends a stored file's bytes. A failure of its stream ends this response only: before any byte
  * (the file does not open, the database is gone at the first chunk) it is thrown, for the family's
  * error body; once the headers are out the response is cut short (the client sees a truncated
@@ -77,7 +92,10 @@ export function multimediaRouter({ multimedia, uploadTempDir, uploadLimitBytes, 
 async function send({ file, stream: source }: MediaFileContent, res: Response, path: string): Promise<void> {
   // the first chunk (or the end) before any header is set; `once` rejects on 'error'
   await once(source, "readable");
-  res.status(200).type(file.contentType).set("Content-Length", String(file.size));
+  res
+    .status(200)
+    .type(file.contentType)
+    .set({ "Content-Length": String(file.size), ...MEDIA_HEADERS });
   try {
     await pipeline(source, res);
   } catch (error) {

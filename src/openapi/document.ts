@@ -45,7 +45,7 @@ function errorResponses(family: Family): Record<string, unknown> {
     },
     [`${p}PayloadTooLarge`]: { description: "The body is over its size limit.", content: body },
     [`${p}TooManyRequests`]: {
-      description: "The caller's rate limit in the domain, or too many failed logins.",
+      description: "The caller's rate limit in the domain, too many failed logins, or (multimedia uploads) the domain's queue of archives is full.",
       headers: { "Retry-After": header("seconds to wait") },
       content: body,
     },
@@ -384,7 +384,13 @@ const appPaths = {
         "bulk_upload_file",
         "application/zip",
       ),
-      responses: { "200": ok("Accepted: poll the status with the processing id.", "MultimediaUploadResult") },
+      description:
+        "429 (with Retry-After) when the domain's archives waiting to be processed would pass MULTIMEDIA_QUEUE_LIMIT_BYTES; " +
+        "507 when the server's disk lacks the space to spool the upload (UPLOAD_MIN_FREE_BYTES).",
+      responses: {
+        "200": ok("Accepted: poll the status with the processing id.", "MultimediaUploadResult"),
+        "507": { description: "Not enough free disk space to accept the upload.", content: json(ref("AppsError")) },
+      },
     }),
   }),
   [`${APPS}/{app_id}/multimedia/status/{processing_id}/`]: pathItem("apps", [DOMAIN, APP_ID, pathParam("processing_id", "the id of the upload")], {
@@ -408,7 +414,12 @@ const appPaths = {
         summary: "The bytes of a stored multimedia file of the application",
         responses: {
           "200": {
-            description: "The file, with its sniffed content type.",
+            description:
+              "The file, with its content type from its magic bytes or else its name; never to be sniffed, and sandboxed when a browser renders it.",
+            headers: {
+              "X-Content-Type-Options": header("nosniff"),
+              "Content-Security-Policy": header("default-src 'none'; style-src 'unsafe-inline'; sandbox"),
+            },
             content: { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } },
           },
           "500": {

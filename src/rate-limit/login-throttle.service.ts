@@ -34,9 +34,18 @@ import {
  * meets the budget as surely as guesses sent one by one (a count read before hashing and written
  * after would let a whole burst through on every window). An address that logged in as the user
  * before (TRUSTED_SECONDS) draws on neither budget but on one of its own (that address and that
- * username together), so neither a distributed attacker nor a noisy neighbour behind the same
- * address (a NAT, a proxy) can lock the real user out, and a known client's concurrent Basic
- * requests are not refused for the failures of others.
+ * username together), so neither a distributed attacker nor a neighbour behind the same address
+ * (a NAT, a proxy) guessing other accounts can lock the real user out, and a known client's
+ * concurrent Basic requests are not refused for the failures of others.
+ *
+ * Someone at the user's own address guessing the user's password (issue #24, G5) spends that
+ * pair's budget, which the real user cannot tell apart from their own. Past it, an attempt is not
+ * refused outright but falls back on the username's budget, the one that bounds every guess at the
+ * account: its point is taken before hashing like any other, a right password gives it back and
+ * gets in, a wrong one keeps it and answers 429 (as a refused attempt would). So a right password
+ * is refused only once the username's whole budget is spent too; a guesser never gets more than
+ * the pair's and the username's budgets per window; and a right guess past them both is refused
+ * before hashing like a wrong one, so a 429 tells nothing of the password (no oracle).
  * A budget of 0 disables it.
  *
  * If the counter store fails (the database is restarting), attempts are let through rather than
@@ -59,7 +68,11 @@ export interface LoginAttemptKey {
 
 /** The outcome of an admitted attempt, reported once the password has been checked. */
 export interface LoginAttempt {
-  /** the password (or Digest response, or client secret) was wrong: the points it took stay taken */
+  /**
+   * the password (or Digest response, or client secret) was wrong: the points it took stay taken.
+   * Throws the RateLimitedError (429) when the attempt was admitted past its pair's budget on the
+   * username's: a wrong guess there is answered as over budget, not as a plain 401.
+   */
   failed(): Promise<void>;
   /** the password was right: its points are given back, and the address is trusted for the username */
   succeeded(): Promise<void>;
@@ -135,9 +148,12 @@ export class LoginThrottle {
     if (this.outage.bypassing) return NOTHING_TO_REPORT;
     const address = key.address === undefined ? undefined : addressBucket(key.address);
     try {
-      const trusted = key.username !== undefined && (await this.isTrusted(key.username, address));
-      const budgets = trusted ? this.pairBudget(key.username!, address!) : this.budgetsOf(key.username, address);
-      await this.reserve(budgets);
+      if (key.username !== undefined && address !== undefined && (await this.isTrusted(key.username, address))) {
+        return await this.trustedAttempt(key.username, address);
+      }
+      const budgets = this.budgetsOf(key.username, address);
+      const wait = await this.reserve(budgets);
+      if (wait !== undefined) throw this.refusal(wait);
       return this.outcome(budgets, key.username, address);
     } catch (error) {
       if (error instanceof RateLimitedError) throw error;
@@ -162,23 +178,48 @@ export class LoginThrottle {
     return this.byAddress ? [{ limiter: this.byAddress, key: `pair-${trustKey(username, address)}` }] : [];
   }
 
-  /** Takes one point of each budget, or throws the 429 (with the longest wait) having given back what it took. */
-  private async reserve(budgets: Budget[]): Promise<void> {
+  /**
+   * An attempt from an address trusted for the username: on the pair's budget, and past it on the
+   * username's (G5: the user's right password is not refused for a neighbour's guesses while the
+   * account's budget lasts, and those guesses still count there). Refused when both are spent,
+   * until the first of them has a point again.
+   */
+  private async trustedAttempt(username: string, address: string): Promise<LoginAttempt> {
+    const pair = this.pairBudget(username, address);
+    const pairWait = await this.reserve(pair);
+    if (pairWait === undefined) return this.outcome(pair, username, address);
+    const account = this.budgetsOf(username, undefined);
+    const accountWait = account.length === 0 ? pairWait : await this.reserve(account);
+    if (accountWait !== undefined) throw this.refusal(Math.min(pairWait, accountWait));
+    return this.outcome(account, username, address, pairWait);
+  }
+
+  /**
+   * Takes one point of each budget: undefined when all were taken, else (having given back what it
+   * took) the longest wait until the refusing ones have a point again. A store failure throws.
+   */
+  private async reserve(budgets: Budget[]): Promise<number | undefined> {
     const taken = await Promise.allSettled(budgets.map((b) => b.limiter.consume(b.key)));
     const refusals = taken.flatMap((t) => (t.status === "rejected" ? [t.reason as unknown] : []));
-    if (refusals.length === 0) return;
+    if (refusals.length === 0) return undefined;
     await Promise.all(budgets.filter((_, i) => taken[i]!.status === "fulfilled").map((b) => b.limiter.reward(b.key)));
     const storeError = refusals.find((r) => !(r instanceof RateLimiterRes));
     if (storeError !== undefined) throw storeError;
-    const wait = Math.max(...refusals.map((r) => (r as RateLimiterRes).msBeforeNext));
-    rateLimitedRequests.inc({ limiter: "login" });
-    throw new RateLimitedError(retryAfterSeconds(wait), LOGIN_THROTTLE_MESSAGE);
+    return Math.max(...refusals.map((r) => (r as RateLimiterRes).msBeforeNext));
   }
 
-  private outcome(budgets: Budget[], username: string | undefined, address: string | undefined): LoginAttempt {
+  private refusal(waitMs: number): RateLimitedError {
+    rateLimitedRequests.inc({ limiter: "login" });
+    return new RateLimitedError(retryAfterSeconds(waitMs), LOGIN_THROTTLE_MESSAGE);
+  }
+
+  /** `overPairMs`: the attempt was admitted past its pair's budget, which frees a point after that long. */
+  private outcome(budgets: Budget[], username: string | undefined, address: string | undefined, overPairMs?: number): LoginAttempt {
     const giveBack = async () => void (await Promise.all(budgets.map((b) => b.limiter.reward(b.key))));
     return {
-      failed: async () => {},
+      failed: async () => {
+        if (overPairMs !== undefined) throw this.refusal(overPairMs);
+      },
       succeeded: () =>
         this.report(async () => {
           await giveBack();

@@ -33,6 +33,8 @@ const MESSAGE = "Too many failed login attempts. Retry later.";
 let app: TestApp;
 let user: TestUser;
 const agents = new Map<string, Agent>();
+/** the test's app listening on a port, once a WebSocket needs it */
+let listening: Promise<string> | undefined;
 
 /** An HTTP agent whose connections leave from `address` (any 127.0.0.x reaches loopback). */
 function from(address: string): Agent {
@@ -51,6 +53,7 @@ async function setUp(overrides: Partial<Config> = {}): Promise<void> {
 afterEach(async () => {
   const built = app as TestApp | undefined;
   app = undefined as unknown as TestApp; // the next test builds its own, or none
+  listening = undefined;
   await built?.close();
   for (const agent of agents.values()) agent.destroy();
   agents.clear();
@@ -63,6 +66,30 @@ const right = (address = "127.0.0.2") => restAs(basic(user.username, "right-pass
 
 async function fail(times: number, address = "127.0.0.2"): Promise<void> {
   for (let i = 0; i < times; i++) expect((await wrong(address)).status).toBe(401);
+}
+
+/**
+ * A WebSocket login (connection_init with that Authorization) from `address`, optionally through a
+ * proxy that names `forwardedFor`: the close code, 1000 when it was acknowledged.
+ */
+async function wsLogin(
+  authorization: string,
+  { address = "127.0.0.2", forwardedFor }: { address?: string; forwardedFor?: string } = {},
+): Promise<number> {
+  listening ??= app.server.listen(0, "127.0.0.1");
+  return listening.then(
+    (base) =>
+      new Promise<number>((resolve, reject) => {
+        const headers = forwardedFor === undefined ? {} : { "X-Forwarded-For": forwardedFor };
+        const socket = new WebSocket(`${base.replace("http", "ws")}/graphql`, "graphql-transport-ws", { localAddress: address, headers });
+        socket.on("open", () => socket.send(JSON.stringify({ type: "connection_init", payload: { Authorization: authorization } })));
+        socket.on("message", (data) => {
+          if (JSON.parse(String(data)).type === "connection_ack") socket.close(1000);
+        });
+        socket.on("close", (code) => resolve(code));
+        socket.on("error", reject);
+      }),
+  );
 }
 
 function expect429(res: { status: number; headers: Record<string, string> }, windowSeconds: number): void {
@@ -106,9 +133,12 @@ describe("per client address", () => {
     expect((await restAs(basic("other9", "guess"), "127.0.0.2")).status).toBe(429);
     // …and the user who logged in from there before still gets in
     expect((await right("127.0.0.2")).status).toBe(200);
-    // guesses from the trusted address itself are counted for that address and user together
+    // guesses from the trusted address itself are counted for that address and user together…
     await fail(3, "127.0.0.2");
-    expect((await right("127.0.0.2")).status).toBe(429);
+    expect429(await wrong("127.0.0.2"), 60);
+    // …and past that budget the right password still gets in while the username's lasts (#24 G5:
+    // this was a 429, the lockout the finding is about)
+    expect((await right("127.0.0.2")).status).toBe(200);
   });
 
   it("F7: the real user with the right password from another address still gets in while one address is blocked", async () => {
@@ -124,7 +154,9 @@ describe("per client address", () => {
     await fail(2);
     expect((await right()).status).toBe(200);
     await fail(1);
-    expect((await right()).status).toBe(429);
+    // the third failure spent the budget: the next guess is refused (a right password from this
+    // address, which logged in before, is not: #24 G5, below)
+    expect429(await wrong(), 60);
   });
 
   it("F7: GraphQL over HTTP answers 429 with extensions.code RATE_LIMITED and retryAfter, without hashing", async () => {
@@ -146,17 +178,7 @@ describe("per client address", () => {
   });
 
   it("F7: WebSocket connection_init with Basic closes 4430 once the address is over budget, without hashing", async () => {
-    const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
-    const closeCode = (authorization: string) =>
-      new Promise<number>((resolve, reject) => {
-        const socket = new WebSocket(url, "graphql-transport-ws", { localAddress: "127.0.0.2" });
-        socket.on("open", () => socket.send(JSON.stringify({ type: "connection_init", payload: { Authorization: authorization } })));
-        socket.on("message", (data) => {
-          if (JSON.parse(String(data)).type === "connection_ack") socket.close(1000);
-        });
-        socket.on("close", (code) => resolve(code));
-        socket.on("error", reject);
-      });
+    const closeCode = (authorization: string) => wsLogin(authorization);
     // failures over WebSocket count like any other
     for (let i = 0; i < 2; i++) expect(await closeCode(basic(user.username, "nope"))).toBe(4403);
     await fail(1);
@@ -164,6 +186,11 @@ describe("per client address", () => {
     expect(await closeCode(basic(user.username, "right-password"))).toBe(4430);
     expect(verifySpy).not.toHaveBeenCalled();
     expect((await right("127.0.0.2")).status).toBe(429);
+  });
+
+  it("G5: without TRUST_PROXY, X-Forwarded-For on a WebSocket upgrade is the client's own word: ignored", async () => {
+    for (let i = 0; i < 3; i++) expect(await wsLogin(basic(user.username, "nope"), { forwardedFor: `198.51.100.${i}` })).toBe(4403);
+    expect(await wsLogin(basic(user.username, "right-password"), { forwardedFor: "198.51.100.9" })).toBe(4430);
   });
 
   it("F7: a wrong Digest response is a failed login too; a 429 answers before any Digest check", async () => {
@@ -187,6 +214,51 @@ describe("per client address", () => {
   });
 });
 
+describe("#24 G5: a right password at the user's own address, past that address's budget", () => {
+  beforeEach(() => setUp({ loginFailuresPerAddress: 3, loginFailuresPerUsername: 5, loginUsernameWindowSeconds: 900 }));
+
+  it("G5: a neighbour's failures at the user's address do not refuse the user's right password over HTTP Basic while the username's budget lasts; guesses stay bounded by it", async () => {
+    expect((await right()).status).toBe(200); // the user's address: it logged in from there
+    await fail(3); // a neighbour behind the same address spends that address's budget for the user
+    verifySpy.mockClear();
+    const over = await wrong(); // past it a guess is checked on the username's budget, and answers 429
+    expect429(over, 60);
+    expect(over.text).toBe(`{"error":"${MESSAGE}"}`);
+    expect(verifySpy).toHaveBeenCalledTimes(1);
+    expect((await right()).status).toBe(200); // the real user still gets in
+    // the guesser gets no more than the username's budget (5): four more, then nothing is checked,
+    // a right guess included, so a 429 tells nothing of the password
+    for (let i = 0; i < 4; i++) expect429(await wrong(), 60);
+    verifySpy.mockClear();
+    expect429(await wrong(), 60);
+    expect429(await right(), 60);
+    expect(verifySpy).not.toHaveBeenCalled();
+  });
+
+  it("G5: the same over WebSocket connection_init: the right password is acknowledged past the address's budget, until the username's is spent", async () => {
+    const login = (password: string) => wsLogin(basic(user.username, password));
+    expect(await login("right-password")).toBe(1000);
+    for (let i = 0; i < 3; i++) expect(await login("nope")).toBe(4403);
+    expect(await login("nope")).toBe(4430);
+    expect(await login("right-password")).toBe(1000);
+    for (let i = 0; i < 4; i++) expect(await login("nope")).toBe(4430);
+    verifySpy.mockClear();
+    expect(await login("right-password")).toBe(4430);
+    expect(verifySpy).not.toHaveBeenCalled();
+  });
+
+  it("G5: a neighbour's failures for other accounts never touch the user's budget, and an address that never logged in as the user gets no fallback", async () => {
+    expect((await right()).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await restAs(basic(`other${i}`, "guess"))).status).toBe(401);
+    expect((await right()).status).toBe(200);
+    // a never-seen address is refused outright once its own budget is spent, the right password too
+    await fail(3, "127.0.0.3");
+    verifySpy.mockClear();
+    expect429(await right("127.0.0.3"), 60);
+    expect(verifySpy).not.toHaveBeenCalled();
+  });
+});
+
 describe("behind a trusted proxy (TRUST_PROXY)", () => {
   beforeEach(() => setUp({ loginFailuresPerAddress: 3, trustProxy: true }));
 
@@ -196,6 +268,17 @@ describe("behind a trusted proxy (TRUST_PROXY)", () => {
     for (let i = 0; i < 3; i++) expect((await via("198.51.100.1", "guess")).status).toBe(401);
     expect((await via("198.51.100.1", "right-password")).status).toBe(429);
     expect((await via("198.51.100.2", "right-password")).status).toBe(200);
+  });
+
+  it("G5: a WebSocket login is counted by the client the proxy names, as over HTTP: one client over budget, another behind the same proxy gets in", async () => {
+    const login = (password: string, forwardedFor: string) => wsLogin(basic(user.username, password), { forwardedFor });
+    for (let i = 0; i < 3; i++) expect(await login("guess", "198.51.100.1")).toBe(4403);
+    expect(await login("right-password", "198.51.100.1")).toBe(4430);
+    // one client, one budget, whichever face it logs in through
+    expect((await via("198.51.100.1", "right-password")).status).toBe(429);
+    expect(await login("right-password", "198.51.100.2")).toBe(1000);
+    // an entry the client wrote itself gives it no new budget
+    expect(await login("right-password", "203.0.113.9, 198.51.100.1")).toBe(4430);
   });
 
   it("F7: an X-Forwarded-For entry the client wrote itself does not give it a new budget", async () => {
@@ -224,6 +307,18 @@ describe("the OAuth token endpoint", () => {
     // the same address is refused on the other faces as well; another address gets its token
     expect((await right("127.0.0.2")).status).toBe(429);
     expect((await token({ grant_type: "password", username: user.username, password: "right-password" }, c, "127.0.0.3")).status).toBe(200);
+  });
+
+  it("G5: password grant from the user's own address: past its budget a wrong password is 429 too_many_attempts, the right one gets its token", async () => {
+    const { client, clientSecret } = await app.services.admin.createOAuthClient(app.root, { name: "app" });
+    const c = { id: client.clientId, secret: clientSecret };
+    const grant = (password: string) => token({ grant_type: "password", username: user.username, password }, c);
+    expect((await grant("right-password")).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await grant("nope")).body.error).toBe("invalid_grant");
+    const refused = await grant("nope");
+    expect429(refused, 60);
+    expect(refused.text).toBe(`{"error":"too_many_attempts","error_description":"${MESSAGE}"}`);
+    expect((await grant("right-password")).status).toBe(200);
   });
 
   it("F7: a wrong client secret (client_credentials) counts against the address", async () => {

@@ -242,3 +242,61 @@ describe("GET /dashboard/ in a browser", () => {
     expect(browser.consoleErrors.filter((message) => !/status of 40[13] /.test(message))).toEqual([]);
   }, 180_000);
 });
+
+describe("#24 G8: what the page shows and keeps", () => {
+  const EAST = "east";
+  const BIDI_CONTROLS = "[\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]";
+
+  it("G8: bidirectional controls in an entry path and an application's name show as visible marks, so they reorder nothing", async () => {
+    await createDomain(app, EAST);
+    const dave = await createUser(app, { username: "dave", domain: EAST, permissions: ["access_api", "edit_apps"] });
+    const eastApp = await createApp(app, dave.authorization, EAST, appSource({ paths: REFERENCES }), "Clinic \u202eforms");
+    // the review's entry: shown raw, it reads "commcare/image/live.png"
+    const res = await app
+      .http()
+      .post(`${appsBase(EAST)}/${eastApp}/multimedia/`)
+      .set("Authorization", dave.authorization)
+      .attach("bulk_upload_file", await zip([{ name: "commcare/image/\u202eevil\u202c.png", data: png(6) }]), {
+        filename: "bidi.zip",
+        contentType: "application/zip",
+      });
+    expect(res.status).toBe(200);
+    expect((await waitForStatus(app, dave.authorization, EAST, eastApp, res.body.processing_id)).body.complete).toBe(true);
+
+    const page = await browser.open(origin);
+    await page.goto(`${origin}/dashboard/`, { waitUntil: "load" });
+    await signIn(page, "dave", "apikey", dave.apiKey);
+    await waitForCard(page, "bidi.zip", "COMPLETE");
+    await page.evaluate(() => {
+      const card = [...document.querySelectorAll("li.job")].find((li) => li.querySelector(".job-name").textContent === "bidi.zip");
+      card.querySelector("details summary").click();
+    });
+    const card = await readCard(page, "bidi.zip");
+    expect(card!.text).toContain("commcare/image/\u27e8U+202E\u27e9evil\u27e8U+202C\u27e9.png — Did not match any Image paths in application.");
+    expect(card!.text).toContain("App Clinic \u27e8U+202E\u27e9forms");
+    expect(await page.$eval("#app", (node: any) => node.selectedOptions[0]?.textContent)).toBe("Clinic \u27e8U+202E\u27e9forms");
+    const controls = await page.evaluate((pattern) => new RegExp(pattern).test(document.body.textContent), BIDI_CONTROLS);
+    expect(controls).toBe(false);
+    await page.close();
+  }, 120_000);
+
+  it("G8: a password sign-in keeps the password out of the tab's storage, so a reload asks again; an API key stays for the tab", async () => {
+    const page = await browser.open(origin);
+    await page.goto(`${origin}/dashboard/`, { waitUntil: "load" });
+    await signIn(page, "bob", "password", bob.password);
+    await page.waitForSelector("#workspace:not([hidden])", WAIT);
+    expect(await text(page, "#session-user")).toBe("bob");
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.reload({ waitUntil: "load" });
+    expect(await page.$eval("#sign-in", (node: any) => node.hidden)).toBe(false);
+    expect(await page.$eval("#workspace", (node: any) => node.hidden)).toBe(true);
+
+    await signIn(page, "bob", "apikey", bob.apiKey);
+    await page.waitForSelector("#workspace:not([hidden])", WAIT);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(1);
+    await page.reload({ waitUntil: "load" });
+    await page.waitForSelector("#workspace:not([hidden])", WAIT);
+    expect(await text(page, "#session-user")).toBe("bob");
+    await page.close();
+  }, 120_000);
+});

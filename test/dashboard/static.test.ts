@@ -45,7 +45,7 @@ describe("GET /dashboard/", () => {
   });
 
   it("serves the page's modules as JavaScript", async () => {
-    for (const file of ["dashboard.js", "api.js", "documents.js", "jobs.js"]) {
+    for (const file of ["dashboard.js", "api.js", "documents.js", "jobs.js", "text.js"]) {
       const res = await app.http().get(`/dashboard/${file}`);
       expect(res.status).toBe(200);
       expect(res.headers["content-type"]).toBe("text/javascript; charset=utf-8");

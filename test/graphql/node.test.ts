@@ -96,6 +96,18 @@ describe("CONTRACT §7.3 global object identification", () => {
     });
   });
 
+  it("#24 G8: one encoding per object: a case's or form's id spelled in upper case names nothing, in node and nodes", async () => {
+    const upperCase = globalId("Case", "demo", caseId.toUpperCase());
+    const upperForm = globalId("Form", "demo", formId.toUpperCase());
+    const upperDomain = globalId("Case", "DEMO", caseId);
+    for (const id of [upperCase, upperForm, upperDomain]) {
+      const res = await gql(app, reader.authorization, NodeById, { id });
+      expect([id, res.body]).toEqual([id, { data: { node: null } }]);
+    }
+    const res = await gql(app, reader.authorization, NodesByIds, { ids: [upperCase, caseGlobalId, upperForm] });
+    expect(res.body).toEqual({ data: { nodes: [null, { __typename: "Case", id: caseGlobalId }, null] } });
+  });
+
   it("node still needs credentials: 401 without them", async () => {
     const res = await app
       .http()

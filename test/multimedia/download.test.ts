@@ -94,3 +94,33 @@ describe("F3: a media file whose stream fails ends that response only; the serve
     await stillServes(other.appId, "other.png", other.bytes);
   });
 });
+
+describe("#24 G8: what a browser makes of a stored file", () => {
+  it("G8: media is served with its type as stored, X-Content-Type-Options: nosniff and a sandboxing policy (an SVG with a script, HTML named .png)", async () => {
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>window.__xss = 1</script></svg>');
+    const html = Buffer.from("<!doctype html><html><body><script>window.__xss = 1</script></body></html>");
+    const names = ["commcare/image/logo.svg", "commcare/image/clinic.png"];
+    const appId = await createApp(app, user.authorization, DOMAIN, appSource({ paths: names.map((n) => `jr://file/${n}`) }), "Hostile media");
+    const res = await uploadAndWait(
+      app,
+      user.authorization,
+      DOMAIN,
+      appId,
+      await zip([
+        { name: names[0], data: svg },
+        { name: names[1], data: html },
+      ]),
+    );
+    expect(res.body.matched_count).toBe(2);
+    for (const [name, type] of [
+      [names[0], "image/svg+xml"],
+      [names[1], "image/png"],
+    ]) {
+      const file = await getMediaFile(app, user.authorization, DOMAIN, appId, name);
+      expect(file.status).toBe(200);
+      expect(file.headers["content-type"]).toBe(type);
+      expect(file.headers["x-content-type-options"]).toBe("nosniff");
+      expect(file.headers["content-security-policy"]).toBe("default-src 'none'; style-src 'unsafe-inline'; sandbox");
+    }
+  });
+});

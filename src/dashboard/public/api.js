@@ -14,6 +14,7 @@ const STATUS_WORDS = {
   413: "Too large: the file is bigger than the server accepts",
   429: "Too many requests: wait a moment, then try again",
   503: "The server is not available right now: try again shortly",
+  507: "The server is out of disk space: try again later",
 };
 const CODE_STATUS = {
   BAD_USER_INPUT: 400,
@@ -24,7 +25,9 @@ const CODE_STATUS = {
   NOT_FOUND: 404,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
+  QUOTA_EXCEEDED: 429,
   SERVICE_UNAVAILABLE: 503,
+  INSUFFICIENT_STORAGE: 507,
 };
 /** graphql-ws close codes this server uses when it refuses a socket's credential */
 const REFUSED_CLOSE = { 4401: 401, 4403: 403, 4430: 429 };

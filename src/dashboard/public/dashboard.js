@@ -2,9 +2,15 @@
 import { openFeed, request, subscribe, upload } from "./api.js";
 import { APPS, FEED, JOB, JOBS, ME, UPLOAD } from "./documents.js";
 import { JobList } from "./jobs.js";
+import { setText, shown } from "./text.js";
 
 const PAGE_SIZE = 20;
-/** sessionStorage: the credential lives in this tab only and goes when the tab closes */
+/**
+ * sessionStorage: an API key lives in this tab only and goes when the tab closes. A password is
+ * never stored (issue #24 G8): it is the user's long-lived secret, likely used elsewhere, and storage
+ * outlives the page (a reload, a restored session); it stays in this page's memory while the page
+ * is open, and a reload asks for it again.
+ */
 const STORAGE_KEY = "dashboard.authorization";
 
 const $ = (id) => document.getElementById(id);
@@ -21,17 +27,17 @@ const session = {
 
 const announcer = $("announcer");
 const jobs = new JobList($("jobs"), (sentence) => {
-  announcer.textContent = sentence;
+  setText(announcer, sentence);
 });
 
 function showError(error) {
-  $("error").textContent = error instanceof Error ? error.message : String(error);
+  setText($("error"), error instanceof Error ? error.message : String(error));
   $("error").hidden = false;
 }
 
 function clearError() {
   $("error").hidden = true;
-  $("error").textContent = "";
+  setText($("error"), "");
 }
 
 /** Runs an action of the page, showing its failure in words instead of losing it. */
@@ -52,18 +58,22 @@ function base64(text) {
   return btoa(String.fromCharCode(...new TextEncoder().encode(text)));
 }
 
+/** The form's credential, and whether it may be kept in the tab's storage (an API key, not a password). */
 function credentialFrom(form) {
   const data = new FormData(form);
   const username = String(data.get("username")).trim();
   const secret = String(data.get("secret"));
-  return data.get("method") === "password" ? `Basic ${base64(`${username}:${secret}`)}` : `ApiKey ${username}:${secret}`;
+  return data.get("method") === "password"
+    ? { authorization: `Basic ${base64(`${username}:${secret}`)}`, storable: false }
+    : { authorization: `ApiKey ${username}:${secret}`, storable: true };
 }
 
-async function signIn(authorization) {
+async function signIn({ authorization, storable }) {
   const { me } = await request(authorization, ME);
   session.authorization = authorization;
-  sessionStorage.setItem(STORAGE_KEY, authorization);
-  $("session-user").textContent = me.username;
+  if (storable) sessionStorage.setItem(STORAGE_KEY, authorization);
+  else sessionStorage.removeItem(STORAGE_KEY);
+  setText($("session-user"), me.username);
   $("session").hidden = false;
   $("sign-in").hidden = true;
   $("sign-in-form").reset();
@@ -98,7 +108,7 @@ function signOut() {
 /** A member picks among their domains; a superuser, who may open any, types one (with suggestions). */
 function showDomainPicker(me) {
   const domains = me.memberships.map((m) => m.domain);
-  const options = domains.map((domain) => Object.assign(document.createElement("option"), { value: domain, textContent: domain }));
+  const options = domains.map((domain) => Object.assign(document.createElement("option"), { value: domain, textContent: shown(domain) }));
   let picker;
   if (me.isSuperuser) {
     picker = Object.assign(document.createElement("input"), { id: "domain", required: true, autocomplete: "off", value: domains[0] ?? "" });
@@ -122,7 +132,7 @@ function closeDomain() {
   $("upload").hidden = true;
   $("older").hidden = true;
   $("jobs-empty").hidden = true;
-  $("jobs-count").textContent = "";
+  setText($("jobs-count"), "");
 }
 
 async function openDomain(domain) {
@@ -148,8 +158,8 @@ async function loadJobs(after = null) {
 
 function showCount() {
   const total = Math.max(session.totalCount, jobs.size);
-  $("jobs-count").textContent = `(${total})`;
-  $("jobs-empty").textContent = `No uploads in ${session.domain} yet.`;
+  setText($("jobs-count"), `(${total})`);
+  setText($("jobs-empty"), `No uploads in ${session.domain} yet.`);
   $("jobs-empty").hidden = total > 0;
 }
 
@@ -166,7 +176,7 @@ function onJobChanged(job) {
 
 function setFeedStatus(state, text) {
   $("feed-status").dataset.state = state;
-  $("feed-status").textContent = text;
+  setText($("feed-status"), text);
 }
 
 function onFeedState(state, detail) {
@@ -187,26 +197,26 @@ function onFeedState(state, detail) {
 
 async function loadApps(domain) {
   const status = $("upload-status");
-  status.textContent = "";
+  setText(status, "");
   let apps;
   try {
     ({ apps } = await request(session.authorization, APPS, { domain }));
   } catch (error) {
     // listing apps needs its own permission: without it the uploads stay visible, the form says why
     apps = [];
-    status.textContent = `Uploading is not available: ${error.message}`;
+    setText(status, `Uploading is not available: ${error.message}`);
   }
   if (domain !== session.domain) return;
-  const options = apps.map((app) => Object.assign(document.createElement("option"), { value: app.appId, textContent: app.name }));
+  const options = apps.map((app) => Object.assign(document.createElement("option"), { value: app.appId, textContent: shown(app.name) }));
   $("app").replaceChildren(...options);
-  if (!apps.length && !status.textContent) status.textContent = `No applications in ${domain} yet: import one first.`;
+  if (!apps.length && !status.textContent) setText(status, `No applications in ${domain} yet: import one first.`);
   $("upload-button").disabled = apps.length === 0;
   $("upload").hidden = false;
 }
 
 function showChosenFile() {
   const file = $("file").files[0];
-  $("chosen-file").textContent = file ? `Chosen: ${file.name}` : "";
+  setText($("chosen-file"), file ? `Chosen: ${file.name}` : "");
 }
 
 async function sendUpload() {
@@ -216,20 +226,20 @@ async function sendUpload() {
   const domain = session.domain;
   const button = $("upload-button");
   button.disabled = true;
-  status.textContent = `Sending ${file.name}…`;
+  setText(status, `Sending ${file.name}…`);
   try {
     const onProgress = (sent, total) => {
-      status.textContent = `Sending ${file.name}: ${Math.floor((100 * sent) / total)} %`;
+      setText(status, `Sending ${file.name}: ${Math.floor((100 * sent) / total)} %`);
     };
     const { uploadMultimedia: processingId } = await upload(session.authorization, UPLOAD, { domain, appId: $("app").value }, file, onProgress);
-    status.textContent = `${file.name} is queued; its progress shows below.`;
+    setText(status, `${file.name} is queued; its progress shows below.`);
     $("upload-form").reset();
     showChosenFile();
     // the feed announces the new job too; reading it here shows it even while the feed reconnects
     const { multimediaJob } = await request(session.authorization, JOB, { domain, processingId });
     if (domain === session.domain) onJobChanged(multimediaJob);
   } catch (error) {
-    status.textContent = `The upload failed. ${error.message}`;
+    setText(status, `The upload failed. ${error.message}`);
     throw error;
   } finally {
     button.disabled = false;
@@ -255,7 +265,7 @@ function wireDropZone(zone, input) {
 
 function showSecretLabel() {
   const byPassword = document.querySelector('input[name="method"]:checked').value === "password";
-  $("secret-label").textContent = byPassword ? "Password" : "API key";
+  setText($("secret-label"), byPassword ? "Password" : "API key");
   $("secret").autocomplete = byPassword ? "current-password" : "off";
 }
 
@@ -283,12 +293,12 @@ $("upload-form").addEventListener(
 $("file").addEventListener("change", showChosenFile);
 wireDropZone($("drop-zone"), $("file"));
 
-// a reload of the tab keeps the session (sessionStorage); a refused credential is forgotten
+// a reload of the tab keeps an API key's session (sessionStorage); a refused credential is forgotten
 const saved = sessionStorage.getItem(STORAGE_KEY);
 if (saved) {
   const forget = (error) => {
     sessionStorage.removeItem(STORAGE_KEY);
     throw error;
   };
-  signIn(saved).then(openFirstDomain, forget).catch(showError);
+  signIn({ authorization: saved, storable: true }).then(openFirstDomain, forget).catch(showError);
 }

@@ -1,14 +1,17 @@
 // The list of uploads: one card per multimedia job, created once and updated in place as the feed
 // reports changes. Every value from the server goes in as text (file names and messages are
-// whatever users typed), never as markup.
+// whatever users typed), never as markup, with its bidirectional controls made visible (text.js).
+import { shown } from "./text.js";
 
 const STATE_WORDS = { QUEUED: "Queued", RUNNING: "Running", COMPLETE: "Complete", FAILED: "Failed" };
 const FINISHED = new Set(["COMPLETE", "FAILED"]);
 
-/** `el("p", { className: "x" }, "text", child)`: an element with properties and children */
+/** `el("p", { className: "x" }, "text", child)`: an element with properties and children (text as shown) */
 function el(tag, props = {}, ...children) {
   const node = Object.assign(document.createElement(tag), props);
-  node.append(...children.filter((child) => child !== null && child !== undefined));
+  node.append(
+    ...children.filter((child) => child !== null && child !== undefined).map((child) => (typeof child === "string" ? shown(child) : child)),
+  );
   return node;
 }
 
@@ -137,7 +140,7 @@ export class JobList {
     const entry = this.cards.get(job.processingId);
     if (!entry) return void this.insertByDate(this.render(job), job);
     if (this.isStale(entry.job, job)) return;
-    if (entry.job.state !== job.state) this.announce(`${job.fileName || job.processingId}: ${STATE_WORDS[job.state] ?? job.state}.`);
+    if (entry.job.state !== job.state) this.announce(shown(`${job.fileName || job.processingId}: ${STATE_WORDS[job.state] ?? job.state}.`));
     entry.job = job;
     this.paint(entry.card, job);
   }
