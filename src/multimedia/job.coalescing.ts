@@ -7,7 +7,9 @@ import { RateWindow } from "./rate-window.ts";
  * one over the bound is held, replaced by any later one, and the latest held goes out as soon as
  * the window allows. A job's first event in the feed, every state change and the final event
  * always pass at once (a state change drops the progress it supersedes), and progress never moves
- * backwards within a state and attempt (a retried job's new attempt counts as a change).
+ * backwards within a state and attempt (a retried job's new attempt counts as a change), nor
+ * repeats: the job's state read at start and the same event heard just before that read (it comes
+ * back through LISTEN a moment later on PostgreSQL) reach the subscriber once.
  *
  * Progress not yet taken by the subscriber is replaced by a newer one of the same job, state and
  * attempt (latest wins): the transport takes the next event once the last one is sent, so a
@@ -38,6 +40,7 @@ interface JobOutlet {
   /** a new attempt starts its progress again from 0: a change like a state change */
   attempts: number;
   current: number;
+  total: number;
   held?: MultimediaStatus;
   timer?: NodeJS.Timeout;
 }
@@ -121,7 +124,7 @@ export class JobFeed implements AsyncIterableIterator<MultimediaStatus> {
   private offer(status: MultimediaStatus): void {
     const job = this.jobs.get(status.id);
     if (!job || job.state !== status.state || job.attempts !== status.attempts || isSettled(status.state)) {
-      const now = { state: status.state, attempts: status.attempts, current: status.current };
+      const now = { state: status.state, attempts: status.attempts, current: status.current, total: status.total };
       if (job) {
         clearTimeout(job.timer);
         Object.assign(job, { timer: undefined, held: undefined, ...now });
@@ -130,9 +133,10 @@ export class JobFeed implements AsyncIterableIterator<MultimediaStatus> {
       }
       return this.emit(status);
     }
-    // an event older than the one already sent would move the progress backwards
-    if (status.current < job.current) return;
+    // an event older than the one already sent (or held) would move the progress backwards, the same one repeat it
+    if (status.current < job.current || (status.current === job.current && status.total === job.total)) return;
     job.current = status.current;
+    job.total = status.total;
     if (!job.held && job.window.take()) return this.emit(status, true);
     job.held = status;
     job.timer ??= setTimeout(() => this.release(job), job.window.waitMs()).unref();

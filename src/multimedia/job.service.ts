@@ -116,6 +116,8 @@ export interface AppMultimedia {
 interface ProgressOutlet {
   window: RateWindow;
   held?: NodeJS.Timeout;
+  /** the progress this attempt published last: a row read later that has not moved past it is not news */
+  published?: { current: number; total: number };
 }
 
 export class MultimediaJobService {
@@ -291,7 +293,7 @@ export class MultimediaJobService {
     const row = rows[0];
     if (!row) return null;
     const started = await this.prisma.multimediaJob.findUniqueOrThrow({ where: { id: row.id } });
-    this.openOutlet(started.id);
+    this.openOutlet(started.id).published = { current: started.current, total: started.total };
     this.publish(started);
     return {
       id: row.id,
@@ -334,7 +336,7 @@ export class MultimediaJobService {
     clearTimeout(outlet.held);
     outlet.held = undefined;
     const send = () =>
-      void this.publishCurrent(job.id).catch((error: unknown) => log.error("multimedia progress publish failed", { job: job.id, error }));
+      void this.publishCurrent(job.id, outlet).catch((error: unknown) => log.error("multimedia progress publish failed", { job: job.id, error }));
     const wait = outlet.window.waitMs();
     if (wait === 0) {
       outlet.window.take();
@@ -362,10 +364,20 @@ export class MultimediaJobService {
     this.outlets.delete(processingId);
   }
 
-  /** Publishes the job's row as it is now, if it is still running (a held-back progress after the end would move it backwards). */
-  private async publishCurrent(processingId: string): Promise<void> {
+  /**
+   * Publishes the job's row as it is now, if it is still running in this outlet's hands (a
+   * held-back progress after the end would move it backwards) and its progress moved since the
+   * last one published. The row is read after the send was decided, so it may already hold a later
+   * progress than the one that triggered it: a held-back send that fires while the next entry's
+   * write commits reads that next entry, whose own send then reads it again. Each progress goes
+   * on the bus once, in order: every subscriber would otherwise get the same progress twice, or
+   * an older one after a newer when two reads finish out of order.
+   */
+  private async publishCurrent(processingId: string, outlet: ProgressOutlet): Promise<void> {
     const row = await this.prisma.multimediaJob.findUnique({ where: { id: processingId } });
-    if (row?.status === "running" && this.outlets.has(processingId)) this.publish(row);
+    if (row?.status !== "running" || this.outlets.get(processingId) !== outlet || !movedPast(row, outlet.published)) return;
+    outlet.published = { current: row.current, total: row.total };
+    this.publish(row);
   }
 
   /** Stores a matched file once per domain and content hash; returns its id. */
@@ -483,4 +495,10 @@ export class MultimediaJobService {
       where: { createdAt: { lt: this.historySince() }, status: { in: ["complete", "failed"] } },
     });
   }
+}
+
+/** Whether a running job's progress is news after `published`: further on, or the same count of another total. */
+function movedPast(row: { current: number; total: number }, published: ProgressOutlet["published"]): boolean {
+  if (!published) return true;
+  return row.current > published.current || (row.current === published.current && row.total !== published.total);
 }

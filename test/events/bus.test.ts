@@ -11,6 +11,8 @@ import { freshDatabase, usingPostgres } from "../helpers/db.ts";
 import { pgClusterUnavailable, startPgCluster } from "../helpers/process.ts";
 
 const event: CaseChangedEvent = { domain: "d", caseId: "c", caseType: "t", formId: "f" };
+/** published after the events a test counts: the next event after them must be this one */
+const last: CaseChangedEvent = { ...event, caseId: "last" };
 
 describe("event bus", () => {
   it("delivers in process on the embedded database", async () => {
@@ -56,9 +58,11 @@ describe("event bus", () => {
         ...Array.from({ length: 50 }, (_, i) => ({ ...event, caseId: `b${i}` })),
       ];
       for (const e of sent) one.pubsub.publish("caseChanged", e);
+      one.pubsub.publish("caseChanged", last);
       const received = [];
-      for (let i = 0; i < sent.length; i++) received.push((await events.next()).value);
-      expect(received).toEqual(sent);
+      for (let i = 0; i < sent.length + 1; i++) received.push((await within(events.next(), 10_000)).value);
+      // each once: what follows them is the event published after them, not a second copy
+      expect(received).toEqual([...sent, last]);
       await events.return();
     } finally {
       await Promise.all([one.close(), two.close()]);
@@ -107,10 +111,13 @@ describe("event bus", () => {
           publisher.pubsub.publish("caseChanged", { ...event, caseId });
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
+        publisher.pubsub.publish("caseChanged", last);
+        // each once, though a batch may come both by the replay and by its NOTIFY: what follows
+        // them is the event published after them, not a second copy
         for (const s of subscribers) {
           const received = [];
-          for (let i = 0; i < sent.length; i++) received.push((await within(s.next(), 15_000)).value.caseId);
-          expect(received).toEqual(sent);
+          for (let i = 0; i < sent.length + 1; i++) received.push((await within(s.next(), 15_000)).value.caseId);
+          expect(received).toEqual([...sent, last.caseId]);
         }
         await Promise.all(subscribers.map((s) => s.return()));
       } finally {

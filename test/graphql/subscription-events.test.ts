@@ -71,12 +71,10 @@ describe("CONTRACT §7.4 subscription events executed once per event and selecti
     await app.close();
   });
 
-  // retry: on PostgreSQL this failed once in a full CI run (2026-11-26 16:41, executed 66 against
-  // 63 distinct event keys; it passed in every earlier run and in 3 reruns alone). Suspected: one
-  // logical event reaching a group as two objects, so run twice. Open question for #14, not settled.
-  it("4 + 3 subscribers of two users and 1 of another document: one execution per distinct event of each (user, document), the same content for all", {
-    retry: 1,
-  }, async () => {
+  // one execution per distinct key holds because a job publishes each progress once (the job
+  // service's publishCurrent; test/multimedia/progress-events.test.ts): the same progress
+  // published twice was two event objects, so two executions, and failed here on PostgreSQL.
+  it("4 + 3 subscribers of two users and 1 of another document: one execution per distinct event of each (user, document), the same content for all", async () => {
     const alice = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
     const bob = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
     const paths = Array.from({ length: 120 }, (_, i) => `jr://file/commcare/image/i${i}.png`);

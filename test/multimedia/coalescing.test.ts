@@ -148,6 +148,45 @@ describe("CONTRACT §7.4 progress coalescing per subscription", () => {
     expect(received).toEqual(["running 5", "running 6", "complete 300"]);
   });
 
+  it("a subscriber that keeps up gets each event once: its state read now and the same event heard just before the read, or the same progress or queued event twice, reach it once", async () => {
+    const bus = localEventBus();
+    const { pubsub } = bus;
+    const publish = (s: MultimediaStatus) => pubsub.publish("multimediaProgress", DOMAIN_ID, s);
+    const feed = new JobFeed(domainEvents(bus), { perSecond: 10, accept: (s) => s.id === "dl-1", endWhenSettled: true });
+    const take = async (f: JobFeed) => {
+      const { value } = await f.next();
+      return value && `${value.state} ${value.current}/${value.total}`;
+    };
+    // on PostgreSQL an event comes back through LISTEN a moment after the row a read finds
+    publish(status("dl-1", "running", 5));
+    await sleep(10);
+    feed.start(status("dl-1", "running", 5));
+    const received = [await take(feed)];
+    // each next() is waiting when the events come, as for a subscriber that keeps up (one that
+    // falls behind has a waiting progress replaced by the latest instead)
+    let next = take(feed);
+    publish(status("dl-1", "running", 6));
+    received.push(await next);
+    next = take(feed);
+    publish(status("dl-1", "running", 6));
+    publish(status("dl-1", "running", 6, 301)); // the same count of another total: news
+    received.push(await next);
+    next = take(feed);
+    publish(status("dl-1", "complete", 301, 301));
+    received.push(await next);
+    expect(received).toEqual(["running 5/300", "running 6/300", "running 6/301", "complete 301/301"]);
+
+    const queued = new JobFeed(domainEvents(bus), { perSecond: 10, accept: (s) => s.id === "dl-2", endWhenSettled: true });
+    publish(status("dl-2", "queued", 0));
+    await sleep(10);
+    queued.start(status("dl-2", "queued", 0));
+    const states = [await take(queued)];
+    next = take(queued);
+    publish(status("dl-2", "failed", 0));
+    states.push(await next);
+    expect(states).toEqual(["queued 0/300", "failed 0/300"]);
+  });
+
   it("a new attempt of a job passes at once and its progress, starting again from 0, is not taken for progress going backwards", async () => {
     const bus = localEventBus();
     const { pubsub } = bus;
