@@ -6,9 +6,10 @@ import { log } from "../log.ts";
 /**
  * graphql-ws's protocol server (`makeServer`) on a `ws` server: the glue its `useServer` starter
  * provides, written here so that the process behaves the same under test and in production and
- * logs through the one logger. The starter reads NODE_ENV to decide whether a close reason may
- * carry an error's message, and prints failures with console.error as raw multi-line stacks; here
- * a close reason never carries one, and a failure is one redacted JSON log line.
+ * logs through the one logger. The starter decides by the environment's mode variable whether a
+ * close reason may carry an error's message, and prints failures with console.error as raw
+ * multi-line stacks; here a close reason never carries one, and a failure is one redacted JSON
+ * log line.
  */
 
 /** What a connection's context carries besides the protocol's own state (graphql-ws's `Extra`). */
