@@ -84,10 +84,10 @@ function username(res: ServerResponse): string | undefined {
 }
 
 /** Counts and times an ended request under its route pattern. */
-function measure(req: IncomingMessage, res: ServerResponse, started: bigint): void {
+function measure(req: IncomingMessage, res: ServerResponse, seconds: number): void {
   const labels = { method: methodLabel(req.method), route: routePattern(req), status_code: String(res.statusCode) };
   httpRequests.inc(labels);
-  httpRequestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+  httpRequestDuration.observe(labels, seconds);
 }
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
@@ -99,7 +99,7 @@ const methodLabel = (method = "") => (METHODS.has(method) ? method : "other");
  * fields meant for it, each bounded (the path is cut by the logger), never the raw request or
  * response, whose headers and bodies may be large and hold credentials.
  */
-function logCompletion(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint): void {
+function logCompletion(req: IncomingMessage, res: ServerResponse, requestId: string, seconds: number): void {
   const user = username(res);
   const fields = {
     requestId,
@@ -108,7 +108,7 @@ function logCompletion(req: IncomingMessage, res: ServerResponse, requestId: str
     route: routePattern(req),
     ...(user ? { username: user } : {}),
     ...(res.writableFinished ? {} : { aborted: true }),
-    durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6),
+    durationMs: Math.round(seconds * 1000),
   };
   if (res.statusCode >= 500) log.error("request completed", fields);
   else log.info("request completed", fields);
@@ -124,8 +124,9 @@ export function observeRequests(): RequestHandler {
     const served = serving(requestId);
     res.once("close", () => {
       served();
-      measure(req, res, started);
-      logCompletion(req, res, requestId, started);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      measure(req, res, seconds);
+      logCompletion(req, res, requestId, seconds);
     });
     next();
   };
