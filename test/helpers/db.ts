@@ -63,21 +63,17 @@ export async function freshDatabase(): Promise<Database> {
 }
 
 /**
- * Counts the SQL statements a client sends, by wrapping the driver adapter: the proof that a
- * GraphQL page with relations costs a constant number of queries.
+ * `db` with every SQL statement its client sends passed through `around(sql, run)`, by wrapping the
+ * driver adapter (transactions' statements too): for tests that count or hold statements.
  */
-export function countQueries(db: Database): { db: Database; count: () => number; reset: () => void } {
-  let count = 0;
+export function aroundStatements(db: Database, around: (sql: string, run: () => Promise<unknown>) => Promise<unknown>): Database {
   const wrap = <T extends object>(target: T): T =>
     new Proxy(target, {
       get(obj, prop, receiver) {
         const value = Reflect.get(obj, prop, receiver);
         if (typeof value !== "function") return value;
         if (prop === "queryRaw" || prop === "executeRaw") {
-          return (...args: unknown[]) => {
-            count += 1;
-            return value.apply(obj, args);
-          };
+          return (...args: unknown[]) => around((args[0] as { sql: string }).sql, () => value.apply(obj, args));
         }
         if (prop === "startTransaction") {
           return async (...args: unknown[]) => wrap(await value.apply(obj, args));
@@ -86,23 +82,32 @@ export function countQueries(db: Database): { db: Database; count: () => number;
       },
     });
   const factory = db.adapterFactory;
-  const counted = {
+  const wrapped = {
     provider: factory.provider,
     adapterName: factory.adapterName,
     connect: async () => wrap(await factory.connect()),
     connectToShadowDb: async () => wrap(await factory.connectToShadowDb()),
   };
-  const prisma = clientFor(counted);
+  const prisma = clientFor(wrapped);
   return {
-    db: {
-      ...db,
-      prisma,
-      adapterFactory: counted,
-      close: async () => {
-        await prisma.$disconnect();
-        await db.close();
-      },
+    ...db,
+    prisma,
+    adapterFactory: wrapped,
+    close: async () => {
+      await prisma.$disconnect();
+      await db.close();
     },
+  };
+}
+
+/**
+ * Counts the SQL statements a client sends: the proof that a GraphQL page with relations costs a
+ * constant number of queries.
+ */
+export function countQueries(db: Database): { db: Database; count: () => number; reset: () => void } {
+  let count = 0;
+  return {
+    db: aroundStatements(db, (_sql, run) => ((count += 1), run())),
     count: () => count,
     reset: () => void (count = 0),
   };

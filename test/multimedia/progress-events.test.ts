@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/client.ts";
-import { clientFor } from "../../src/db/client.ts";
 import type { MultimediaStatus } from "../../src/multimedia/job.events.ts";
 import type { TaskAttempt } from "../../src/multimedia/job.queue.ts";
 import { build, createDomain, createUser, type TestApp } from "../helpers/app.ts";
 import { appSource, createApp, png, postMultimedia, zip } from "../helpers/archives.ts";
+import { aroundStatements } from "../helpers/db.ts";
 
 /**
  * CONTRACT §7.4, where the events are made: a running job publishes each progress once, in order,
@@ -18,43 +18,17 @@ import { appSource, createApp, png, postMultimedia, zip } from "../helpers/archi
 /** A gate on the statements matching `pattern`: once armed, the next one commits, then its caller waits for release(). */
 function holdingAfterCommit(db: Database, pattern: RegExp) {
   let armed: { reached: () => void; released: Promise<void> } | undefined;
-  const wrap = <T extends object>(target: T): T =>
-    new Proxy(target, {
-      get(obj, prop, receiver) {
-        const value = Reflect.get(obj, prop, receiver);
-        if (typeof value !== "function") return value;
-        if (prop === "queryRaw" || prop === "executeRaw") {
-          return async (...args: unknown[]) => {
-            const result = await value.apply(obj, args);
-            const gate = armed;
-            if (gate && pattern.test((args[0] as { sql: string }).sql)) {
-              armed = undefined;
-              gate.reached();
-              await gate.released;
-            }
-            return result;
-          };
-        }
-        if (prop === "startTransaction") return async (...args: unknown[]) => wrap(await value.apply(obj, args));
-        return value.bind(obj);
-      },
-    });
-  const factory = db.adapterFactory;
-  const prisma = clientFor({
-    provider: factory.provider,
-    adapterName: factory.adapterName,
-    connect: async () => wrap(await factory.connect()),
-    connectToShadowDb: async () => wrap(await factory.connectToShadowDb()),
-  });
   return {
-    db: {
-      ...db,
-      prisma,
-      close: async () => {
-        await prisma.$disconnect();
-        await db.close();
-      },
-    },
+    db: aroundStatements(db, async (sql, run) => {
+      const result = await run();
+      const gate = armed;
+      if (gate && pattern.test(sql)) {
+        armed = undefined;
+        gate.reached();
+        await gate.released;
+      }
+      return result;
+    }),
     /** Arms the gate: resolves once a matching statement has committed; `release` lets its caller go on. */
     arm() {
       let release!: () => void;
