@@ -19,7 +19,7 @@ import { CREDENTIALS_CHANGED } from "../auth/credential.events.ts";
 import { DomainError } from "../errors.ts";
 import type { PubSub } from "../events/bus.ts";
 import { log } from "../log.ts";
-import { chargedDomains, memberOf, operationDomains } from "../rate-limit/rate-limit.graphql.ts";
+import { chargedIn, memberOf, namedBy, namedDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { abortedResult } from "./budget.ts";
 import type { GraphQLContext } from "./context.ts";
@@ -248,10 +248,11 @@ export function createWsEndpoint({
         }
         const { document } = checked;
         // each subscribe message (subscription, query or mutation) is one request of the rate limit
-        const domains = operationDomains(document, payload.operationName, payload.variables);
+        // one walk of the document for both: the domains it names, and the budgets it is charged in
+        const named = namedBy(document, payload.operationName, payload.variables);
+        const domains = namedDomains(named);
         try {
-          const member = memberOf(session.principal, session.grants);
-          await admission.rateLimit(session.principal, chargedDomains(document, payload.operationName, payload.variables, member));
+          await admission.rateLimit(session.principal, chargedIn(named, memberOf(session.principal, session.grants)));
         } catch (error) {
           if (error instanceof RateLimitedError) return [rateLimitedError(error)];
           if (error instanceof DomainError) return [refusal(error)];

@@ -12,7 +12,7 @@ import { isObject } from "../util/json.ts";
  */
 
 /** What an operation names: `domain:` arguments, and the domains of the global ids it reads. */
-interface Named {
+export interface Named {
   domains: Set<string>;
   read: Set<string>;
   /** global ids past MAX_IDS_READ were not decoded: the user's own budget stands for them */
@@ -25,7 +25,8 @@ const MAX_IDS_READ = 5000;
 /** The global-id arguments of Query.node and Query.nodes. */
 const ID_ARGUMENTS: Record<string, string> = { node: "id", nodes: "ids" };
 
-function namedBy(
+/** What the operation that will run names (undefined when none, or which one is ambiguous). */
+export function namedBy(
   document: DocumentNode,
   operationName: string | null | undefined,
   variables: Record<string, unknown> | null | undefined,
@@ -94,8 +95,12 @@ export function operationDomains(
   operationName: string | null | undefined,
   variables: Record<string, unknown> | null | undefined,
 ): (string | undefined)[] {
-  const domains = namedBy(document, operationName, variables)?.domains;
-  return domains?.size ? [...domains] : [undefined];
+  return namedDomains(namedBy(document, operationName, variables));
+}
+
+/** The `domain:` arguments of what `namedBy` found; [undefined] when none. */
+export function namedDomains(named: Named | undefined): (string | undefined)[] {
+  return named?.domains.size ? [...named.domains] : [undefined];
 }
 
 /**
@@ -111,7 +116,11 @@ export function chargedDomains(
   variables: Record<string, unknown> | null | undefined,
   member: (domain: string) => boolean,
 ): (string | undefined)[] {
-  const named = namedBy(document, operationName, variables);
+  return chargedIn(namedBy(document, operationName, variables), member);
+}
+
+/** The budgets of what `namedBy` found: see chargedDomains. */
+export function chargedIn(named: Named | undefined, member: (domain: string) => boolean): (string | undefined)[] {
   if (!named) return [undefined];
   const charged = new Set([...named.domains, ...named.read].map((domain) => (member(domain) ? domain : undefined)));
   if (named.unread || !charged.size) charged.add(undefined);
