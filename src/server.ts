@@ -14,6 +14,7 @@ import { refuseCrossSiteWrites } from "./rest/cross-site.ts";
 import { admit } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
 import { dashboardRouter } from "./dashboard/dashboard.static.ts";
+import { homeRouter } from "./home/home.rest.ts";
 import { appRouter } from "./apps/app.rest.ts";
 import { multimediaRouter } from "./multimedia/multimedia.rest.ts";
 import { openApiRouter } from "./openapi/openapi.rest.ts";
@@ -103,6 +104,7 @@ export async function buildServer(services: Services, existing?: Server): Promis
   app.use("/graphql", markRoute("/graphql"));
   app.use(graphql.router);
   app.use("/dashboard", dashboardRouter());
+  app.use(homeRouter({ graphqlIde: services.config.graphqlIde }));
   // A page on another site may not write through REST with the browser's cached credentials
   // (CSRF), refused before any family admits it (the last handler gives the family's body shape).
   // The origins CORS_ORIGINS lists may: their pages send their own Authorization header.
