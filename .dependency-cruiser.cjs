@@ -10,8 +10,11 @@
  *             repositories, serializers, ... and the feature's own faces, named by role:
  *             *.rest.ts, *.resolver.ts, *.types.ts (type-graphql types), *.loaders.ts,
  *             *.graphql.ts (a feature's Apollo plugin, e.g. rate-limit.graphql.ts)
- *   faces     src/graphql, src/rest (shared adapter helpers) and the face files above
- *   assembly  src/services.ts, src/server.ts, src/main.ts
+ *             *.graphql.ts is also where a feature registers with the GraphQL gateway
+ *   faces     src/graphql (the GraphQL kit: connections, global ids, scalars, the context's shape,
+ *             the transports), src/rest (shared adapter helpers) and the face files above
+ *   assembly  src/gateway (the GraphQL schema, Query.node and each request's context, from the
+ *             features' *.graphql.ts), src/services.ts, src/server.ts, src/main.ts
  */
 
 // dependency-cruiser reads TypeScript through the `typescript` package's compiler API, which it
@@ -107,6 +110,28 @@ module.exports = {
       severity: "error",
       from: { path: "^src/apps/" },
       to: { path: "^src/multimedia/" },
+    },
+    {
+      name: "graphql-kit-not-to-features",
+      comment:
+        "src/graphql is the kit the features stand on (connections, global ids, scalars, per-domain " +
+        "loaders, the context's shape, the transports): it never imports a feature folder, or the " +
+        "features and the kit would stand on each other. A feature joins GraphQL from its own " +
+        "*.graphql.ts, which src/gateway lists; its services, loaders and Node type names reach the " +
+        "kit's interfaces by augmenting them (declare module), so the kit need not name them.",
+      severity: "error",
+      from: { path: "^src/graphql/" },
+      to: { path: "^src/(cases|locations|apps|multimedia|admin)/" },
+    },
+    {
+      name: "gateway-only-from-server",
+      comment:
+        "src/gateway assembles GraphQL from the features, so it stands above them all: only the " +
+        "process's assembly (src/server.ts, src/main.ts) imports it. A feature, the kit or the ground " +
+        "importing it would stand on what stands on it.",
+      severity: "error",
+      from: { path: "^src/", pathNot: ["^src/gateway/", "^src/(server|main)\\.ts$"] },
+      to: { path: "^src/gateway/" },
     },
     {
       name: "not-to-unresolvable",

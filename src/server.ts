@@ -4,8 +4,8 @@ import express, { type Express, type NextFunction, type Request, type Response, 
 import type { Admission } from "./admission/admission.ts";
 import { upgradeAddress } from "./admission/client-address.ts";
 import { oauthRouter } from "./auth/oauth.rest.ts";
-import { buildGatewaySchema } from "./graphql/schema.ts";
-import { createGraphQLEndpoint, type GraphQLEndpoint } from "./graphql/server.ts";
+import { buildGatewaySchema } from "./gateway/schema.ts";
+import { createGraphQLEndpoint, type GraphQLEndpoint } from "./gateway/graphql.ts";
 import { locationTypeRouter } from "./locations/location-type.rest.ts";
 import { locationRouter } from "./locations/location.rest.ts";
 import { restErrorHandler, sendError, unknownPath, type ErrorShape } from "./rest/errors.ts";

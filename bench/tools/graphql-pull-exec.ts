@@ -9,7 +9,7 @@
 import { execute, parse, type ExecutionResult } from "graphql";
 import { compileQuery, isCompiledQuery } from "graphql-jit";
 import { ExecutionBudget } from "../../src/graphql/budget.ts";
-import { buildGatewaySchema } from "../../src/graphql/schema.ts";
+import { buildGatewaySchema } from "../../src/gateway/schema.ts";
 import type { CaseRecord } from "../../src/cases/case.record.ts";
 
 const PAGE = 5000;

@@ -7,21 +7,24 @@ import { isUuid } from "../util/ids.ts";
  * the object. The plain keys (`caseId`, `locationId`, `appId`, …) stay beside it.
  */
 
-/** The types that implement `Node`; the first part of every global id. */
-export const NODE_TYPES = [
-  "Case",
-  "Location",
-  "LocationType",
-  "App",
-  "AppVersion",
-  "Form",
-  "MultimediaJob",
-  "MultimediaFile",
-  "User",
-  "Domain",
-] as const;
+/**
+ * The types that implement `Node`, by name; the first part of every global id. Each feature adds
+ * its own from its `*.graphql.ts` (`declare module "../graphql/node.ts"`), so that the kit lists none.
+ */
+export interface NodeTypes {}
 
-export type NodeTypeName = (typeof NODE_TYPES)[number];
+export type NodeTypeName = keyof NodeTypes & string;
+
+/**
+ * The names global ids may carry: those the gateway has a fetcher for, registered as it assembles
+ * the features (src/gateway/features.ts, loaded by the server before it listens). An id of any
+ * other type names nothing, in `Query.node` and in the rate limit's reading of ids alike.
+ */
+const registeredTypes = new Set<string>();
+
+export function registerNodeTypes(names: Iterable<NodeTypeName>): void {
+  for (const name of names) registeredTypes.add(name);
+}
 
 /** What a global id names: the type, the domain the object lives in ("" for users and domains) and its key in that domain. */
 export interface NodeRef {
@@ -50,7 +53,7 @@ export function globalId(type: NodeTypeName, domain: string, key: string): strin
   return Buffer.from(JSON.stringify([type, domain, key])).toString("base64url");
 }
 
-const isNodeType = (value: unknown): value is NodeTypeName => (NODE_TYPES as readonly unknown[]).includes(value);
+const isNodeType = (value: unknown): value is NodeTypeName => typeof value === "string" && registeredTypes.has(value);
 
 /** What a global id names, or null for anything that is not one (an unknown id, not an error). */
 export function parseGlobalId(id: string): NodeRef | null {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isEnumType, isInputObjectType, isInterfaceType, isObjectType, isSpecifiedScalarType, type GraphQLSchema } from "graphql";
-import { buildGatewaySchema } from "../../src/graphql/schema.ts";
+import { buildGatewaySchema } from "../../src/gateway/schema.ts";
 
 /** CONTRACT §7.3: every type, field, argument, enum value and input field has a description. */
 

@@ -3,8 +3,8 @@ import { isInterfaceType } from "graphql";
 import { graphql } from "../generated/gql.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { gql } from "../helpers/graphql.ts";
-import { buildGatewaySchema } from "../../src/graphql/schema.ts";
-import { NODE_FETCHERS } from "../../src/graphql/node.resolver.ts";
+import { buildGatewaySchema } from "../../src/gateway/schema.ts";
+import { NODE_FETCHERS } from "../../src/gateway/features.ts";
 import { globalId } from "../../src/graphql/node.ts";
 
 /** CONTRACT §7.3: global object identification (Node, node, nodes) with opaque ids. */

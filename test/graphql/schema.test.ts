@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildGatewaySchema, schemaSdl } from "../../src/graphql/schema.ts";
+import { buildGatewaySchema, schemaSdl } from "../../src/gateway/schema.ts";
 
 describe("schema.graphql", () => {
   it("matches the schema the code builds (run `npm run schema` after changing resolvers or types)", async () => {

@@ -11,7 +11,7 @@ import {
   type GraphQLInputType,
 } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildGatewaySchema } from "../../src/graphql/schema.ts";
+import { buildGatewaySchema } from "../../src/gateway/schema.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { appSource, createApp, png, zip } from "../helpers/archives.ts";
 import {

@@ -10,7 +10,7 @@ import {
   type GraphQLInputType,
 } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildGatewaySchema } from "../../src/graphql/schema.ts";
+import { buildGatewaySchema } from "../../src/gateway/schema.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { encodeLoosely, hostileString, NO_RATE_LIMIT, rawRequest, runs, StatusTally, type RawResponse } from "../helpers/hostile.ts";

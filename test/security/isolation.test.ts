@@ -5,7 +5,7 @@ import { createClient, type Client } from "graphql-ws";
 import { WebSocket } from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { globalId } from "../../src/graphql/node.ts";
-import { buildGatewaySchema } from "../../src/graphql/schema.ts";
+import { buildGatewaySchema } from "../../src/gateway/schema.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { appSource, createApp, png, uploadAndWait, zip } from "../helpers/archives.ts";
 import { NO_RATE_LIMIT, rawRequest, type RawResponse } from "../helpers/hostile.ts";

@@ -1,3 +1,4 @@
+/** The gateway's GraphQL endpoint: the kit's two transports (graphql/http.ts, graphql/ws.ts) given each request's context. */
 import type { IncomingMessage, Server } from "node:http";
 import type { KeyValueCache } from "@apollo/utils.keyvaluecache";
 import type { Router } from "express";
@@ -5,10 +6,11 @@ import type { GraphQLSchema } from "graphql";
 import type { Admission } from "../admission/admission.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
-import { createContext, type ResolverServices } from "./context.ts";
-import { createHttpEndpoint } from "./http.ts";
-import { loadTrustedDocuments } from "./trusted-documents.ts";
-import { createWsEndpoint } from "./ws.ts";
+import type { ResolverServices } from "../graphql/context.ts";
+import { createHttpEndpoint } from "../graphql/http.ts";
+import { loadTrustedDocuments } from "../graphql/trusted-documents.ts";
+import { createWsEndpoint } from "../graphql/ws.ts";
+import { createContext } from "./context.ts";
 
 export interface GraphQLEndpoint {
   router: Router;

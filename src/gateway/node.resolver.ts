@@ -1,22 +1,13 @@
+/**
+ * `Query.node` and `Query.nodes`: global ids (graphql/node.ts) turned back into objects by the
+ * fetcher of the feature that owns each type (features.ts), each behind the caller's access.
+ */
 import { Arg, Ctx, ID, Query, Resolver } from "type-graphql";
-import { ADMIN_NODES } from "../admin/admin.resolver.ts";
-import { APP_NODES } from "../apps/app.resolver.ts";
-import { CASE_NODES } from "../cases/case.resolver.ts";
-import { LOCATION_NODES } from "../locations/location.resolver.ts";
-import { MULTIMEDIA_NODES } from "../multimedia/multimedia.resolver.ts";
 import { badInput, DomainError, type ErrorCode } from "../errors.ts";
-import type { GraphQLContext } from "./context.ts";
-import { perIdCost, RELATION_LIST } from "./list-bounds.ts";
-import { NodeInterface, parseGlobalId, type NodeFetcher, type NodeRef, type NodeTypeName, type NodeValue } from "./node.ts";
-
-/** Each Node type's fetcher, from the feature that owns the type. */
-export const NODE_FETCHERS: Partial<Record<NodeTypeName, NodeFetcher<GraphQLContext>>> = {
-  ...CASE_NODES,
-  ...LOCATION_NODES,
-  ...ADMIN_NODES,
-  ...APP_NODES,
-  ...MULTIMEDIA_NODES,
-};
+import type { GraphQLContext } from "../graphql/context.ts";
+import { perIdCost, RELATION_LIST } from "../graphql/list-bounds.ts";
+import { NodeInterface, parseGlobalId, type NodeRef, type NodeValue } from "../graphql/node.ts";
+import { NODE_FETCHERS } from "./features.ts";
 
 /** Refusals that mean "nothing there for you"; an outage or a rate limit still reaches the client. */
 const HIDDEN = new Set<ErrorCode>(["FORBIDDEN", "NOT_FOUND", "BAD_USER_INPUT"]);

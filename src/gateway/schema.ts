@@ -1,33 +1,19 @@
+/**
+ * The gateway's schema: built by type-graphql from every listed feature's resolvers and
+ * `Query.node`'s, under the kit's budget, with the root types described.
+ */
 import "reflect-metadata";
 import { lexicographicSortSchema, printSchema, type GraphQLInterfaceType, type GraphQLSchema } from "graphql";
-import { buildSchema } from "type-graphql";
-import { enforceBudget } from "./budget.ts";
-import { DateTimeISOScalar } from "./scalars.ts";
-import { AdminResolver, DomainResolver } from "../admin/admin.resolver.ts";
-import { AppResolver, AppVersionResolver } from "../apps/app.resolver.ts";
-import { CaseIndexResolver, CaseResolver, FormResolver } from "../cases/case.resolver.ts";
-import { nodeTypeOf } from "./node.ts";
-import { NodeResolver } from "./node.resolver.ts";
-import { LocationTypeResolver } from "../locations/location-type.resolver.ts";
-import { LocationResolver } from "../locations/location.resolver.ts";
+import { buildSchema, type NonEmptyArray } from "type-graphql";
 import { createLocalPubSub } from "../events/bus.ts";
-import { AppMultimediaResolver, MultimediaFileResolver, MultimediaResolver } from "../multimedia/multimedia.resolver.ts";
+import { enforceBudget } from "../graphql/budget.ts";
+import { nodeTypeOf } from "../graphql/node.ts";
+import type { GraphQLFeature } from "../graphql/feature.ts";
+import { DateTimeISOScalar } from "../graphql/scalars.ts";
+import { FEATURES } from "./features.ts";
+import { NodeResolver } from "./node.resolver.ts";
 
-export const RESOLVERS = [
-  AdminResolver,
-  LocationTypeResolver,
-  LocationResolver,
-  DomainResolver,
-  CaseResolver,
-  CaseIndexResolver,
-  FormResolver,
-  NodeResolver,
-  AppResolver,
-  AppVersionResolver,
-  MultimediaResolver,
-  MultimediaFileResolver,
-  AppMultimediaResolver,
-] as const;
+const RESOLVERS: NonEmptyArray<Function> = [NodeResolver, ...FEATURES.flatMap((feature: GraphQLFeature) => feature.resolvers)];
 
 /**
  * Subscriptions subscribe through the PubSub of the request's services (after authorising), so the
@@ -35,7 +21,7 @@ export const RESOLVERS = [
  */
 export async function buildGatewaySchema(): Promise<GraphQLSchema> {
   const schema = await buildSchema({
-    resolvers: [...RESOLVERS],
+    resolvers: RESOLVERS,
     pubSub: createLocalPubSub(),
     validate: false,
     scalarsMap: [{ type: Date, scalar: DateTimeISOScalar }],
