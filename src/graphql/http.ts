@@ -14,18 +14,19 @@ import { log } from "../log.ts";
 import { memberOf, requestDomains } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { stringifyResult } from "./budget.ts";
-import { compiledExecution } from "./compiled-execution.ts";
+import { CompiledExecution } from "./compiled-execution.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, sendGraphQLError, sendRateLimited } from "./errors.ts";
 import { graphqlIde } from "./ide.ts";
-import { documentNestingError, limitRules, parseDocument, parseOptions } from "./limits.ts";
+import { parseDocument } from "./limits.ts";
+import { operationPipeline, type OperationPipeline } from "./operation-pipeline.ts";
 import { useOperationMetrics } from "../observability/graphql.ts";
-import { useCostLimit } from "./plugins/use-cost-limit.ts";
 import { useExecutionBudget } from "./plugins/use-execution-budget.ts";
 import { usePayloadTooLarge } from "./plugins/use-payload-too-large.ts";
 import { useServiceUnavailable } from "./plugins/use-service-unavailable.ts";
+import { useOperationStages } from "./plugins/use-operation-stages.ts";
 import { useSubscriptionsOverWebSocket } from "./plugins/use-subscriptions-over-websocket.ts";
-import { UNTRUSTED_DOCUMENT, manifestCache, type TrustedDocuments } from "./trusted-documents.ts";
+import { manifestCache, type TrustedDocuments } from "./trusted-documents.ts";
 
 /**
  * GraphQL over HTTP on /graphql: Apollo behind express. A request passes, in order: authentication
@@ -110,29 +111,19 @@ function queryOf(req: Request): unknown {
 }
 
 /**
- * A document nested deeper than graphql-js's recursive parser is trusted with is refused before
- * Apollo parses it (documentNestingError): 400 GRAPHQL_PARSE_FAILED, as any syntax error.
+ * The pipeline's text stages (operation-pipeline.ts) on the document a request brings, before
+ * Apollo reads it: PERSISTED_OPERATIONS=only refuses a document not in the manifest (403
+ * FORBIDDEN), and a document nested deeper than graphql-js's recursive parser is trusted with is
+ * a syntax error (400 GRAPHQL_PARSE_FAILED). One that sends only a hash is Apollo's to look up in
+ * the manifest (PERSISTED_QUERY_NOT_FOUND when it is not there).
  */
-function documentNesting(limits: { graphqlMaxTokens: number }): RequestHandler {
+function textStages(pipeline: OperationPipeline): RequestHandler {
   return (req, res, next) => {
     const query = queryOf(req);
-    const tooDeep = typeof query === "string" ? documentNestingError(query, limits) : undefined;
-    if (!tooDeep) return next();
-    sendGraphQLError(res, 400, "GRAPHQL_PARSE_FAILED", tooDeep.message);
-  };
-}
-
-/**
- * PERSISTED_OPERATIONS=only: a request that brings a document of its own runs only if the manifest
- * has it (403 FORBIDDEN). One that sends only a hash is Apollo's to look up in the manifest
- * (PERSISTED_QUERY_NOT_FOUND when it is not there).
- */
-function trustedDocumentsOnly(documents: TrustedDocuments | undefined): RequestHandler {
-  return (req, res, next) => {
-    if (!documents) return next();
-    const query = queryOf(req);
-    if (typeof query !== "string" || documents.has(query)) return next();
-    sendGraphQLError(res, 403, "FORBIDDEN", UNTRUSTED_DOCUMENT);
+    const refused = typeof query === "string" ? pipeline.checkText(query) : undefined;
+    if (!refused) return next();
+    const [error] = refused.errors;
+    sendGraphQLError(res, refused.status, String(error!.extensions.code), error!.message);
   };
 }
 
@@ -158,16 +149,18 @@ export async function createHttpEndpoint({
   persistedQueries,
   trustedDocuments,
 }: HttpEndpointOptions): Promise<HttpEndpoint> {
+  const pipeline = operationPipeline(schema, config, trustedDocuments);
   const apollo = new ApolloServer<GraphQLContext>({
-    gateway: compiledExecution(schema),
+    gateway: new CompiledExecution(schema).gateway(),
     formatError: (formatted, error) => formatError(formatted, uploadClientError(unwrapResolverError(error)) ?? error),
     // an answer too long to serialise is RESULT_TOO_LARGE, not a 500
     stringifyResult: stringifyResult(config.graphqlMaxResultBytes),
     introspection: true,
     csrfPrevention: true,
     stopOnTerminationSignals: false,
-    validationRules: limitRules(config),
-    parseOptions: parseOptions(config),
+    // the pipeline's document stages and token limit: Apollo parses and validates with them
+    validationRules: pipeline.validationRules,
+    parseOptions: pipeline.parseOptions,
     // APQ: in the database (every process finds what one registered), or the manifest's documents only
     persistedQueries: trustedDocuments ? { cache: manifestCache(trustedDocuments) } : { cache: persistedQueries, ttl: config.apqTtlSeconds },
     plugins: [
@@ -176,7 +169,7 @@ export async function createHttpEndpoint({
       ApolloServerPluginCacheControlDisabled(),
       useOperationMetrics(trustedDocuments?.operationNames),
       useSubscriptionsOverWebSocket,
-      useCostLimit(config.graphqlMaxCost),
+      useOperationStages(pipeline),
       useExecutionBudget,
       usePayloadTooLarge,
       useServiceUnavailable,
@@ -194,9 +187,8 @@ export async function createHttpEndpoint({
       graphqlUploadExpress({ maxFileSize: config.uploadLimitBytes, maxFiles: config.graphqlUploadMaxFiles, maxFieldSize: config.bodyLimitBytes }),
     ),
     express.json({ limit: config.bodyLimitBytes }),
+    textStages(pipeline),
     rateLimit(admission, config),
-    trustedDocumentsOnly(trustedDocuments),
-    documentNesting(config),
     expressMiddleware(apollo, {
       context: async ({ res }): Promise<GraphQLContext> => context(res.locals.principal as Principal),
     }),

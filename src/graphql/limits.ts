@@ -20,8 +20,8 @@ import { maxDirectivesRule } from "@escape.tech/graphql-armor-max-directives";
 import { fieldExtensionsEstimator, getComplexity, simpleEstimator, type ComplexityEstimator } from "graphql-query-complexity";
 
 /**
- * Query size, depth, alias, directive and cost limits, shared by HTTP (Apollo: parseOptions,
- * validationRules and the use-cost-limit plugin) and WebSocket (graphql-ws: ws.ts).
+ * Query size, depth, alias, directive and cost limits: the checks the operation pipeline's stages
+ * are made of (operation-pipeline.ts), which both transports run.
  *
  * Where a library does the job it does it: tokens are graphql-js's own parser limit (`maxTokens`,
  * counted as the one parse runs; graphql-armor's max-tokens plugin would parse a second time, and
@@ -114,14 +114,6 @@ export function directivesRule(maxDirectives: number): ValidationRule {
     })(context);
 }
 
-/** The validation rules every operation meets on top of graphql-js's own. */
-export function limitRules(limits: { graphqlMaxDepth: number; graphqlMaxAliases: number; graphqlMaxDirectives: number }): ValidationRule[] {
-  return [depthRule(limits.graphqlMaxDepth), aliasRule(limits.graphqlMaxAliases), directivesRule(limits.graphqlMaxDirectives)];
-}
-
-/** graphql-js's parse options: the token limit (GRAPHQL_MAX_TOKENS) as the document is read. */
-export const parseOptions = (limits: { graphqlMaxTokens: number }) => ({ maxTokens: limits.graphqlMaxTokens });
-
 /**
  * Selections, arguments, lists and objects nest at most this deep in a document. graphql-js's
  * parser recurses once per level and its only bound is the call stack: about 2,000 levels at the top
@@ -163,7 +155,7 @@ export function documentNestingError(query: string, limits: { graphqlMaxTokens: 
 export function parseDocument(query: string, limits: { graphqlMaxTokens: number }): DocumentNode {
   const tooDeep = documentNestingError(query, limits);
   if (tooDeep) throw tooDeep;
-  return parse(query, parseOptions(limits));
+  return parse(query, { maxTokens: limits.graphqlMaxTokens });
 }
 
 /**

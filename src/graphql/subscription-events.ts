@@ -1,4 +1,4 @@
-import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from "graphql";
+import { createSourceEventStream, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from "graphql";
 import { subscriptionEvents } from "../observability/metrics.ts";
 import type { ByteTally } from "./budget.ts";
 import type { GraphQLContext } from "./context.ts";
@@ -12,7 +12,8 @@ import { DeliveryTurns } from "./delivery-turns.ts";
  * subscriber process otherwise executed the dashboard's selection 5,000 times per event, 50,000
  * times a second at the default progress rate, and fell minutes behind.
  *
- * Each event runs under a fresh context of the subscriber's principal: its own budget (as any
+ * Each event's selection runs through the executor of every operation (compiled-execution.ts),
+ * under a fresh context of the subscriber's principal: its own budget (as any
  * event) and its own loaders, so that nothing read for one event is served stale for a later one.
  * The bytes of text one event's executions make for one user are counted together, against the
  * one limit of a result (GRAPHQL_MAX_RESULT_BYTES): a user's hundred subscriptions with a hundred
@@ -28,6 +29,8 @@ export type WireResult = FormattedExecutionResult;
 export interface SubscriptionEventsOptions {
   /** a context for one event's execution */
   context: (principal: GraphQLContext["principal"]) => GraphQLContext;
+  /** the executor of every operation (compiled-execution.ts): an event's selection runs on the event as root value */
+  execute: (args: ExecutionArgs) => Promise<ExecutionResult>;
   /** the result of an execution (an event's or an operation's) as it is sent */
   wire: (args: ExecutionArgs, result: Pick<ExecutionResult, "errors">) => WireResult;
 }
@@ -100,7 +103,7 @@ export class SubscriptionEvents {
     // a context without a budget (budget.ts runs one unbudgeted) has nothing to count
     if (typeof event === "object" && event !== null) contextValue.budget?.share(this.tallyOf(event, contextValue.principal.userId));
     const eventArgs = { ...args, rootValue: event, contextValue };
-    const result = this.options.wire(eventArgs, await execute(eventArgs));
+    const result = this.options.wire(eventArgs, await this.options.execute(eventArgs));
     this.wired.add(result);
     return result;
   }

@@ -100,7 +100,7 @@ export function manifestCache(documents: TrustedDocuments): KeyValueCache<string
   };
 }
 
-/** The refusal of a document that is not in the manifest, over WebSocket (HTTP answers it 403 before Apollo). */
+/** The refusal of a document that is not in the manifest: the pipeline's trusted-document stage (403 over HTTP, before Apollo). */
 export function untrustedDocumentError(): GraphQLError {
   return new GraphQLError(UNTRUSTED_DOCUMENT, { extensions: { code: "FORBIDDEN" } });
 }

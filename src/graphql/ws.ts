@@ -1,15 +1,5 @@
 import type { IncomingMessage, Server } from "node:http";
-import {
-  GraphQLError,
-  getOperationAST,
-  specifiedRules,
-  validate,
-  type DocumentNode,
-  type ExecutionArgs,
-  type ExecutionResult,
-  type GraphQLSchema,
-} from "graphql";
-import { LRUCache } from "lru-cache";
+import { GraphQLError, getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from "graphql";
 import { WebSocketServer } from "ws";
 import type { Admission } from "../admission/admission.ts";
 import type { Credentials } from "../auth/authenticate.ts";
@@ -19,14 +9,15 @@ import { CREDENTIALS_CHANGED } from "../auth/credential.events.ts";
 import { DomainError } from "../errors.ts";
 import type { PubSub } from "../events/bus.ts";
 import { log } from "../log.ts";
-import { chargedIn, memberOf, namedBy, namedDomains } from "../rate-limit/rate-limit.graphql.ts";
+import { chargedIn, memberOf, namedBy, namedDomains, type Named } from "../rate-limit/rate-limit.graphql.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { abortedResult } from "./budget.ts";
 import type { GraphQLContext } from "./context.ts";
-import { formatError, rateLimitedError, withCode } from "./errors.ts";
-import { costError, limitRules, operationToRun, parseDocument, queryCost } from "./limits.ts";
+import { formatError, rateLimitedError } from "./errors.ts";
+import { CompiledExecution } from "./compiled-execution.ts";
+import { isRefusal, operationPipeline } from "./operation-pipeline.ts";
 import { SubscriptionEvents, type WireResult } from "./subscription-events.ts";
-import { untrustedDocumentError, type TrustedDocuments } from "./trusted-documents.ts";
+import type { TrustedDocuments } from "./trusted-documents.ts";
 import { TOO_MANY_SUBSCRIPTIONS, WsSessions, type Session } from "./ws-sessions.ts";
 import { serveGraphQLOverWebSocket } from "./ws-transport.ts";
 
@@ -36,9 +27,10 @@ import { serveGraphQLOverWebSocket } from "./ws-transport.ts";
  * refusal closes it 4403, too many failed password logins 4430, a database outage 1013); each subscribe message re-checks that credential
  * (gone: close 4403; database out: SERVICE_UNAVAILABLE for that operation) and is one request of
  * the rate limit; live subscriptions are bounded per socket and per user, and sockets whose
- * credentials stop standing are closed (ws-sessions.ts). No Apollo runs here, so the subscribe step
- * does Apollo's work itself: parse, validate with the same limit rules, pick the operation, check
- * its cost.
+ * credentials stop standing are closed (ws-sessions.ts). No Apollo runs here: the subscribe step
+ * admits the operation through the operation pipeline that HTTP's Apollo is built from
+ * (operation-pipeline.ts: trusted documents, parse, rate limit, validation with the same limit
+ * rules, the operation and its variables, cost), and it runs on HTTP's executor (compiled-execution.ts).
  */
 
 export interface WsEndpointOptions {
@@ -89,23 +81,6 @@ function connectionCredentials(params: Record<string, unknown> | undefined, addr
   };
 }
 
-/**
- * Over WebSocket no Apollo picks the operation or coerces its variables: the client's errors with
- * Apollo's codes, or the cost limit's; undefined when the operation may run.
- */
-function operationErrors(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  payload: { operationName?: string | null; variables?: Record<string, unknown> | null },
-  maxCost: number,
-): readonly GraphQLError[] | undefined {
-  const operation = operationToRun(document, payload.operationName);
-  if (operation instanceof GraphQLError) return [operation];
-  const cost = queryCost(schema, document, operation, payload.variables);
-  if (typeof cost !== "number") return withCode(cost, "BAD_USER_INPUT");
-  return cost > maxCost ? [costError(cost, maxCost)] : undefined;
-}
-
 /** Errors refused before execution that carry their own code and pass to the client as they are. */
 const REFUSAL_CODES = new Set(["RATE_LIMITED", "SERVICE_UNAVAILABLE", TOO_MANY_SUBSCRIPTIONS]);
 
@@ -127,6 +102,21 @@ async function recheckBeforeOperation(sessions: WsSessions, session: Session): P
     throw error;
   }
   return [new GraphQLError("Your credentials are no longer valid.", { extensions: { code: "FORBIDDEN" } })];
+}
+
+/**
+ * Each subscribe message (subscription, query or mutation) is one request of the rate limit, in the
+ * budgets its operation is charged in: the refusal to answer with, if any.
+ */
+async function chargeRateLimit(admission: Admission, session: Session, named: Named | undefined): Promise<readonly GraphQLError[] | undefined> {
+  try {
+    await admission.rateLimit(session.principal, chargedIn(named, memberOf(session.principal, session.grants)));
+    return undefined;
+  } catch (error) {
+    if (error instanceof RateLimitedError) return [rateLimitedError(error)];
+    if (error instanceof DomainError) return [refusal(error)];
+    throw error;
+  }
 }
 
 /** Re-checks a user's sockets whenever a process publishes that their credentials changed. */
@@ -151,44 +141,6 @@ function periodicRecheck(sessions: WsSessions, seconds: number): () => void {
   return () => clearInterval(timer);
 }
 
-/** Whether the operation that will run is a subscription (the only kind that holds a slot). */
-function isSubscription(document: DocumentNode, operationName: string | null | undefined): boolean {
-  const operation = operationToRun(document, operationName);
-  return !(operation instanceof GraphQLError) && operation.operation === "subscription";
-}
-
-/** How many characters of document text the subscribe documents' cache holds. */
-const DOCUMENT_CACHE_CHARS = 128 * 1024;
-
-/** A document as parsed and validated once for every subscribe message that sends its text. */
-interface CheckedDocument {
-  document: DocumentNode;
-  errors: readonly GraphQLError[];
-}
-
-/**
- * The documents subscribe messages sent, by text, parsed and validated once: a wall of dashboards
- * sends one text thousands of times, and each kept its own syntax tree for as long as it was
- * subscribed. One tree per text also lets their events share one execution
- * (subscription-events.ts). Bounded by the texts' total length; a text longer than the whole bound
- * is parsed each time, as before.
- */
-function documentCache(schema: GraphQLSchema, config: WsEndpointOptions["config"]): (query: string) => CheckedDocument {
-  const rules = [...specifiedRules, ...limitRules(config)];
-  // a syntax tree keeps its tokens and locations: up to ~240 times its text (20,000 one-letter
-  // fields: 40 KB of text, 9.4 MB of tree), so 128 K characters of text stay within ~30 MB
-  const cache = new LRUCache<string, CheckedDocument>({ maxSize: DOCUMENT_CACHE_CHARS, sizeCalculation: (_, query) => query.length || 1 });
-  return (query) => {
-    let checked = cache.get(query);
-    if (!checked) {
-      const document = parseDocument(query, config); // a syntax error throws, and is not kept
-      checked = { document, errors: validate(schema, document, rules) };
-      cache.set(query, checked);
-    }
-    return checked;
-  };
-}
-
 /**
  * An operation's (or subscription event's) result as it is sent: one whose budget ran out answers
  * its one error, as over HTTP; graphql-ws does not run Apollo's formatError: the other errors get
@@ -211,8 +163,9 @@ export function createWsEndpoint({
   context,
   trustedDocuments,
 }: WsEndpointOptions): WsEndpoint {
-  const checkedDocument = documentCache(schema, config);
-  const events = new SubscriptionEvents({ context, wire: wireResult });
+  const pipeline = operationPipeline(schema, config, trustedDocuments);
+  const executor = new CompiledExecution(schema);
+  const events = new SubscriptionEvents({ context, execute: executor.execute, wire: wireResult });
   const sessions = new WsSessions(admission, { perSocket: config.wsMaxSubscriptionsPerSocket, perUser: config.wsMaxSubscriptionsPerUser });
   const stopFollowing = followCredentialChanges(pubsub, sessions);
   const stopRechecking = periodicRecheck(sessions, config.wsRecheckSeconds);
@@ -239,36 +192,25 @@ export function createWsEndpoint({
         const session = ctx.extra.session!;
         const gone = await recheckBeforeOperation(sessions, session);
         if (gone) return gone;
-        if (trustedDocuments && !trustedDocuments.has(payload.query)) return [untrustedDocumentError()];
-        let checked: CheckedDocument;
-        try {
-          checked = checkedDocument(payload.query);
-        } catch (error) {
-          return withCode([error as GraphQLError], "GRAPHQL_PARSE_FAILED");
-        }
-        const { document } = checked;
-        // each subscribe message (subscription, query or mutation) is one request of the rate limit
-        // one walk of the document for both: the domains it names, and the budgets it is charged in
-        const named = namedBy(document, payload.operationName, payload.variables);
-        const domains = namedDomains(named);
-        try {
-          await admission.rateLimit(session.principal, chargedIn(named, memberOf(session.principal, session.grants)));
-        } catch (error) {
-          if (error instanceof RateLimitedError) return [rateLimitedError(error)];
-          if (error instanceof DomainError) return [refusal(error)];
-          throw error;
-        }
-        if (checked.errors.length) return withCode(checked.errors, "GRAPHQL_VALIDATION_FAILED");
-        const refused = operationErrors(schema, document, payload, config.graphqlMaxCost);
-        if (refused) return refused;
-        if (isSubscription(document, payload.operationName)) {
-          const named = domains.filter((d): d is string => typeof d === "string");
-          const tooMany = sessions.reserve(session, id, payload, named);
+        // one walk of the document for both: the budgets it is charged in, and the domains it names
+        let named: Named | undefined;
+        const charge = (document: DocumentNode) => {
+          named = namedBy(document, payload.operationName, payload.variables);
+          return chargeRateLimit(admission, session, named);
+        };
+        const admitted = await pipeline.admit({ ...payload, charge });
+        if (isRefusal(admitted)) return admitted.errors;
+        const { document, operation } = admitted;
+        // only a subscription holds a slot, in the domains it names
+        if (operation.operation === "subscription") {
+          const domains = namedDomains(named).filter((d): d is string => typeof d === "string");
+          const tooMany = sessions.reserve(session, id, payload, domains);
           if (tooMany) return [tooMany];
         }
         const contextValue = context(session.principal);
         return { schema, document, variableValues: payload.variables ?? undefined, operationName: payload.operationName, contextValue };
       },
+      execute: executor.execute,
       subscribe: events.subscribe,
       // a subscription event's result is sent as its shared execution made it
       onNext: (_ctx, _id, _payload, args, result) => (events.isWire(result) ? result : wireResult(args, result)),

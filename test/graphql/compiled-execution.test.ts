@@ -1,16 +1,25 @@
+import { execute, parse, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Principal } from "../../src/auth/principal.ts";
+import { CompiledExecution } from "../../src/graphql/compiled-execution.ts";
+import { createContext } from "../../src/graphql/context.ts";
+import { formatError } from "../../src/graphql/errors.ts";
+import { buildGatewaySchema } from "../../src/graphql/schema.ts";
 import { buildCaseApp, type CaseTestApp } from "../helpers/cases.ts";
 import { connectWs, type WsTestClient } from "../helpers/ws.ts";
 
 /**
- * Queries and mutations over HTTP run compiled (graphql-jit, src/graphql/compiled-execution.ts);
- * over WebSocket they run through graphql-js. The same document with the same variables must get
- * the same answer from both, byte for byte: data and its key order, errors with their messages,
- * paths, locations and codes, nulls where a field failed.
+ * One executor behind both transports: queries and mutations over HTTP and over WebSocket, and
+ * each subscription event, run compiled (graphql-jit, src/graphql/compiled-execution.ts). The
+ * same document with the same variables must get the same answer on both transports and as
+ * graphql-js's interpreter gives it, byte for byte: data and its key order, errors with their
+ * messages, paths, locations and codes, nulls where a field failed.
  */
 
 let app: CaseTestApp;
 let ws: WsTestClient;
+let schema: GraphQLSchema;
+let editor: Principal;
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -25,7 +34,16 @@ beforeAll(async () => {
   ids.household = household.case_id;
   ids.child = child.case_id;
   ws = await connectWs(app, app.editor.authorization);
+  schema = await buildGatewaySchema();
+  editor = await app.services.admission.authenticate({ authorization: app.editor.authorization, method: "POST", uri: "/graphql" });
 });
+
+/** `args` run by graphql-js's interpreter or by the compiled executor, as the wire formats them (errors first). */
+async function answered(run: (args: ExecutionArgs) => Promise<ExecutionResult> | ExecutionResult, args: Omit<ExecutionArgs, "contextValue">) {
+  const { graphqlMaxResultObjects: maxObjects, graphqlMaxExecutionMs: maxMs, graphqlMaxResultBytes: maxBytes } = app.services.config;
+  const result = await run({ ...args, contextValue: createContext(editor, app.services, { maxObjects, maxMs, maxBytes }) });
+  return JSON.stringify(result.errors ? { errors: result.errors.map((e) => formatError(e.toJSON(), e)), data: result.data } : { data: result.data });
+}
 afterAll(async () => {
   await ws.dispose();
   await app.close();
@@ -58,7 +76,7 @@ const DOCUMENTS: [string, string, Record<string, unknown>?][] = [
   ["introspection", `{ __type(name: "Case") { name kind fields { name type { kind name ofType { kind name } } } } }`],
 ];
 
-describe("compiled execution answers as graphql-js does", () => {
+describe("both transports run one executor, which answers as graphql-js does", () => {
   it.each(DOCUMENTS)("%s", async (_name, query, variables) => {
     const vars = { ...variables, ...(query.includes("$ids") ? { ids: [] as string[] } : {}) };
     if (query.includes("$ids")) {
@@ -70,8 +88,19 @@ describe("compiled execution answers as graphql-js does", () => {
       vars.ids = [...page.body.data.cases.nodes.map((n: { id: string }) => n.id), "Q2FzZTpub3doZXJl"];
     }
     const http = await app.http().post("/graphql").set("Authorization", app.editor.authorization).send({ query, variables: vars });
-    const interpreted = await ws.run(query, vars);
-    expect(JSON.stringify(http.body)).toBe(JSON.stringify(interpreted));
+    const overWs = await ws.run(query, vars);
+    expect(JSON.stringify(http.body)).toBe(JSON.stringify(overWs));
     expect(http.body.data ?? http.body.errors).toBeTruthy();
+    const interpreted = await answered(execute, { schema, document: parse(query), variableValues: vars });
+    expect(JSON.stringify(overWs)).toBe(interpreted);
+  });
+
+  it("a subscription event: its selection run on the event as graphql-js runs it", async () => {
+    const document = parse(`subscription ($d: String!) { caseChanged(domain: $d) { __typename caseId caseType domain formId } }`);
+    const event = { domain: "demo", caseId: ids.child, caseType: "patient", formId: "f-1" };
+    const args = { schema, document, rootValue: event, variableValues: { d: "demo" } };
+    const compiled = await answered(new CompiledExecution(schema).execute, args);
+    expect(compiled).toBe(await answered(execute, args));
+    expect(JSON.parse(compiled)).toEqual({ data: { caseChanged: { __typename: "CaseChange", ...event } } });
   });
 });

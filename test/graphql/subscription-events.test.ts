@@ -3,6 +3,7 @@ import { GraphQLObjectType, GraphQLSchema, GraphQLString, parse } from "graphql"
 import { WebSocket } from "ws";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { GraphQLContext } from "../../src/graphql/context.ts";
+import { CompiledExecution } from "../../src/graphql/compiled-execution.ts";
 import { SubscriptionEvents } from "../../src/graphql/subscription-events.ts";
 import { graphqlSubscriptionsActive, subscriptionEvents } from "../../src/observability/metrics.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
@@ -145,7 +146,7 @@ function setUp(source: AsyncIterableIterator<object>, wire: () => never | { data
   });
   const schema = new GraphQLSchema({ query, subscription });
   const principal = { userId: "u", username: "u", isSuperuser: false, scheme: "apikey" } as GraphQLContext["principal"];
-  const events = new SubscriptionEvents({ context: () => ({ principal }) as GraphQLContext, wire });
+  const events = new SubscriptionEvents({ context: () => ({ principal }) as GraphQLContext, execute: new CompiledExecution(schema).execute, wire });
   return events.subscribe({ schema, document: parse("subscription { ticks }"), contextValue: { principal } });
 }
 
