@@ -2,9 +2,9 @@ import { execute, parse, type ExecutionArgs, type ExecutionResult, type GraphQLS
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.ts";
 import { CompiledExecution } from "../../src/graphql/compiled-execution.ts";
-import { createContext } from "../../src/graphql/context.ts";
+import { createContext } from "../../src/gateway/context.ts";
 import { formatError } from "../../src/graphql/errors.ts";
-import { buildGatewaySchema } from "../../src/graphql/schema.ts";
+import { buildGatewaySchema } from "../../src/gateway/schema.ts";
 import { buildCaseApp, type CaseTestApp } from "../helpers/cases.ts";
 import { connectWs, type WsTestClient } from "../helpers/ws.ts";
 
