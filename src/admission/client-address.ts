@@ -13,9 +13,8 @@ export function clientAddress(req: { ip?: string; socket: { remoteAddress?: stri
 
 /**
  * The address of a request that never passes through express (a WebSocket upgrade), read through
- * the same app's request getters, so that TRUST_PROXY means the same for it as for HTTP (issue
- * #24, G5: behind a proxy every WebSocket login otherwise shared the proxy's address, and its
- * failed-login budget).
+ * the same app's request getters, so that TRUST_PROXY means the same for it as for HTTP: behind a proxy, every WebSocket login would otherwise share the
+ * proxy's address, and its failed-login budget.
  */
 export function upgradeAddress(app: Express, req: IncomingMessage): string | undefined {
   const view: Request = Object.create(app.request, {

@@ -74,7 +74,7 @@ export class CaseReads {
 
   constructor(
     private readonly prisma: Prisma,
-    /** the signed cursors of the list, which each face hands out and reads back */
+    /** the signed cursors of the REST list's `next` links (GraphQL's connections have their own) */
     readonly cursors: CursorCodec,
   ) {
     this.cases = new CaseRepository(prisma);

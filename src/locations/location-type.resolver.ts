@@ -3,6 +3,11 @@ import type { GraphQLContext } from "../graphql/context.ts";
 import { globalId } from "../graphql/node.ts";
 import { LocationTypeInput, LocationTypeType, toLocationType } from "./location-type.types.ts";
 
+/**
+ * The location types' GraphQL face, beside the REST `location_type/v1/` paths: each field opens the
+ * caller's scope of the domain, which answers 401/403/404 before anything is read.
+ */
+
 @Resolver(() => LocationTypeType)
 export class LocationTypeResolver {
   @Query(() => [LocationTypeType], {

@@ -15,41 +15,22 @@ import {
 } from "./rate-limit.service.ts";
 
 /**
- * Failed password logins (issue #12, F7): every password-bearing attempt (Basic on REST, GraphQL
- * and WebSocket, Digest, the OAuth token endpoint) is admitted here BEFORE any password is hashed,
- * so that guessing and scrypt CPU exhaustion are bounded.
+ * Failed password logins: every password-bearing attempt (Basic on REST, GraphQL and WebSocket,
+ * Digest, the OAuth token endpoint) is admitted here BEFORE any password is hashed, so that
+ * guessing and scrypt CPU exhaustion are bounded. Budgets of failures, in fixed windows, in the
+ * request rate limit's store (shared by every process on PostgreSQL); a budget of 0 disables it:
+ * - per client address (tight: one client guessing; an IPv6 client's budget is its /64);
+ * - per username (larger: a distributed guess at one account);
+ * - per address and username, for an address that logged in as the user lately (TRUSTED_SECONDS):
+ *   it draws on this budget instead of the two above, so that neither a distributed attacker nor a
+ *   neighbour behind the same NAT can lock the real user out. Past it, an attempt falls back on the
+ *   username's budget, so a guesser at the user's own address still meets the account's bound.
  *
- * Two budgets of failures, fixed windows, counted in the same store as the request rate limit
- * (memory on the embedded database, the shared `rate_limits` table on PostgreSQL, so that every
- * process draws on one budget):
- * - per client address (LOGIN_FAILURES_PER_ADDRESS per LOGIN_ADDRESS_WINDOW_SECONDS): tight, it
- *   stops one client guessing; an IPv6 client's budget is its /64, which one host usually owns whole;
- * - per username (LOGIN_FAILURES_PER_USERNAME per LOGIN_USERNAME_WINDOW_SECONDS): larger, it stops
- *   a distributed guess at one account. So that such an attacker cannot lock the real user out, an
- *   address that logged in successfully as that user in the last TRUSTED_SECONDS is exempt from
- *   the username budget (it still has its own address budget).
- *
- * Each attempt takes one point of each budget BEFORE the password is hashed, and gives it back
- * when the password was right: only failures stay counted, and a burst of guesses sent at once
- * meets the budget as surely as guesses sent one by one (a count read before hashing and written
- * after would let a whole burst through on every window). An address that logged in as the user
- * before (TRUSTED_SECONDS) draws on neither budget but on one of its own (that address and that
- * username together), so neither a distributed attacker nor a neighbour behind the same address
- * (a NAT, a proxy) guessing other accounts can lock the real user out, and a known client's
- * concurrent Basic requests are not refused for the failures of others.
- *
- * Someone at the user's own address guessing the user's password (issue #24, G5) spends that
- * pair's budget, which the real user cannot tell apart from their own. Past it, an attempt is not
- * refused outright but falls back on the username's budget, the one that bounds every guess at the
- * account: its point is taken before hashing like any other, a right password gives it back and
- * gets in, a wrong one keeps it and answers 429 (as a refused attempt would). So a right password
- * is refused only once the username's whole budget is spent too; a guesser never gets more than
- * the pair's and the username's budgets per window; and a right guess past them both is refused
- * before hashing like a wrong one, so a 429 tells nothing of the password (no oracle).
- * A budget of 0 disables it.
- *
- * If the counter store fails (the database is restarting), attempts are let through rather than
- * refused: the login then meets the same outage and gets its 503.
+ * A point is taken BEFORE hashing and given back when the password was right: only failures stay
+ * counted, and a burst sent at once meets the budget as surely as attempts one by one. A right
+ * password past every budget is refused like a wrong one, so a 429 tells nothing of the password.
+ * If the counter store fails (database restarting), attempts are let through: the login then meets
+ * the same outage and gets its 503.
  */
 export const LOGIN_THROTTLE_MESSAGE = "Too many failed login attempts. Retry later.";
 

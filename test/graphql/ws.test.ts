@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { AdminService } from "../../src/admin/admin.service.ts";
 import type { Authenticator } from "../../src/auth/authenticate.ts";
 import type { Config } from "../../src/config.ts";
-import { postgresEventBus } from "../../src/events/bus.ts";
+import { postgresEventBus } from "../../src/events/postgres-bus.ts";
 import { basic, build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { usingPostgres } from "../helpers/db.ts";
 import { connectWs, pause, until, type WsTestClient } from "../helpers/ws.ts";
