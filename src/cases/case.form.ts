@@ -44,13 +44,13 @@ const ESCAPES: Record<string, string> = {
   "\n": "&#10;",
   "\t": "&#9;",
 };
-const escape = (value: string) => xmlText(value).replace(/[&<>"'\r]/g, (c) => ESCAPES[c]!);
+const escapeText = (value: string) => xmlText(value).replace(/[&<>"'\r]/g, (c) => ESCAPES[c]!);
 const escapeAttribute = (value: string) => xmlText(value).replace(/[&<>"'\r\n\t]/g, (c) => ESCAPES[c]!);
 const attribute = (name: string, value: string) => ` ${name}="${escapeAttribute(value)}"`;
 /** An element with already-written content; empty content makes an empty-element tag. */
 const element = (name: string, content: string, attributes = "") =>
   content === "" ? `<${name}${attributes}/>` : `<${name}${attributes}>${content}</${name}>`;
-const leaf = (name: string, value: string | undefined) => (value === undefined ? "" : element(name, escape(value)));
+const leaf = (name: string, value: string | undefined) => (value === undefined ? "" : element(name, escapeText(value)));
 
 function block(b: CaseBlock, meta: FormMeta, dateModified: string): string {
   const { fields } = b;
@@ -69,7 +69,7 @@ function block(b: CaseBlock, meta: FormMeta, dateModified: string): string {
       indices
         .map(([name, target]) =>
           target
-            ? element(name, escape(target.caseId), attribute("case_type", target.caseType) + attribute("relationship", target.relationship))
+            ? element(name, escapeText(target.caseId), attribute("case_type", target.caseType) + attribute("relationship", target.relationship))
             : element(name, "", attribute("case_type", "")),
         )
         .join(""),

@@ -65,7 +65,7 @@ export function createCaseLoaders(principal: Principal, caseReads: CaseReads) {
           pairs.map(([, id]) => id!),
           Number(first),
         );
-        pairs.forEach(([, id], i) => found.set(`${first}/${id}`, lists[i]!));
+        for (const [i, [, id]] of pairs.entries()) found.set(`${first}/${id}`, lists[i]!);
       }
       return keys.map((key) => found.get(key) ?? []);
     },

@@ -89,8 +89,8 @@ function caseFilterOf(filter: CaseFilterInput | null | undefined): CaseQueryFilt
   ] as const;
   for (const [field, values] of exact) if (values?.length) query.exact[field] = values;
   if (filter.closed !== undefined && filter.closed !== null) query.closed = [filter.closed];
-  filter.properties?.forEach((p) => addValues(query.properties, p.name, p.values));
-  filter.indices?.forEach((i) => addValues(query.indices, i.name, i.caseIds));
+  for (const p of filter.properties ?? []) addValues(query.properties, p.name, p.values);
+  for (const i of filter.indices ?? []) addValues(query.indices, i.name, i.caseIds);
   for (const [key, field] of Object.entries(DATE_FILTERS)) {
     const range = filter[key as keyof typeof DATE_FILTERS] as DateRangeInput | null | undefined;
     for (const op of RANGE_OPS) {

@@ -227,7 +227,8 @@ export class CaseWrites {
             if (!id) throw badInput(`Could not find a case with external_id '${a.externalId}'`);
             return { caseId: id, created: false, fields: a.fields, row };
           }
-          case "upsert": {
+          default: {
+            // upsert
             const fields = { ...a.fields, externalId: a.fields.externalId ?? a.externalId };
             const earlier = createdByExternal.get(a.externalId);
             if (earlier) return { caseId: earlier, created: true, fields, row };

@@ -91,8 +91,9 @@ export class ExecutionBudget {
   /** Counts `count` more bytes of text; throws when they exceed the budget. */
   chargeBytes(count: number): void {
     this.check();
-    const spent = this.tally ? (this.tally.bytes += count) : (this.bytes += count);
-    if (spent > this.limits.maxBytes) throw this.spend(tooManyBytesError(this.limits.maxBytes));
+    if (this.tally) this.tally.bytes += count;
+    else this.bytes += count;
+    if ((this.tally?.bytes ?? this.bytes) > this.limits.maxBytes) throw this.spend(tooManyBytesError(this.limits.maxBytes));
   }
 
   private spend(error: GraphQLError): GraphQLError {

@@ -1,3 +1,4 @@
+import { getOrCreate } from "../util/maps.ts";
 import type { ApolloServerOptionsWithGateway } from "@apollo/server";
 import {
   GraphQLError,
@@ -61,7 +62,9 @@ export class CompiledExecution {
       // no such operation in the document: graphql-js answers it as Apollo expects (OPERATION_RESOLUTION_FAILURE)
       if (!operation) return execute(args);
       const key = `${queryHash}\u0000${request.operationName ?? ""}`;
-      return this.run(operation, args, () => cached(this.byHash, key, () => compileQuery(this.schema, document, request.operationName)));
+      return this.run(operation, args, () =>
+        getOrCreate<string, Compiled>(this.byHash, key, () => compileQuery(this.schema, document, request.operationName)),
+      );
     };
     const schema = this.schema;
     return {
@@ -89,19 +92,9 @@ export class CompiledExecution {
   }
 
   private compiledOf(document: DocumentNode, operationName: string | null | undefined): Compiled {
-    let ofDocument = this.byDocument.get(document);
-    if (!ofDocument) this.byDocument.set(document, (ofDocument = new Map()));
-    return cached(ofDocument, operationName ?? "", () => compileQuery(this.schema, document, operationName ?? undefined));
+    const ofDocument = getOrCreate(this.byDocument, document, () => new Map<string, Compiled>());
+    return getOrCreate(ofDocument, operationName ?? "", () => compileQuery(this.schema, document, operationName ?? undefined));
   }
-}
-
-function cached<K>(cache: { get(key: K): Compiled | undefined; set(key: K, value: Compiled): unknown }, key: K, compile: () => Compiled): Compiled {
-  let compiled = cache.get(key);
-  if (!compiled) {
-    compiled = compile();
-    cache.set(key, compiled);
-  }
-  return compiled;
 }
 
 /**

@@ -17,6 +17,7 @@ export interface ResolverServices {
 }
 
 /** Each feature's per-request loaders, under the feature's name. Features add their members. */
+// biome-ignore lint/suspicious/noEmptyInterface: empty here by design; each feature declares its members into it
 export interface Loaders {}
 
 /** What every resolver receives: the checked caller, the domain services, per-request loaders, the operation's budget. */

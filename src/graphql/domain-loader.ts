@@ -34,7 +34,7 @@ export function perDomainLoader<D, V>(
           const scoped = await scope(domain);
           if (scoped === null) return;
           const values = await load(scoped, domainKeys);
-          domainKeys.forEach((key, i) => found.set(`${domain}${SEP}${key}`, values[i]!));
+          for (const [i, key] of domainKeys.entries()) found.set(`${domain}${SEP}${key}`, values[i]!);
         }),
       );
       return keys.map(({ domain, key }) => found.get(`${domain}${SEP}${key}`) ?? missing);

@@ -42,7 +42,10 @@ export async function offsetConnection<Row, Node>(
   let total: number | undefined;
   if (slice.backward) {
     // `last` without `before` counts back from the end of the list, which only the count knows
-    if (end === undefined) end = Math.max((total = await list.count()), start);
+    if (end === undefined) {
+      total = await list.count();
+      end = Math.max(total, start);
+    }
     start = Math.max(start, end - slice.size);
   } else {
     end = Math.min(end ?? Number.POSITIVE_INFINITY, start + slice.size);

@@ -1,3 +1,4 @@
+import { getOrCreate } from "../util/maps.ts";
 import {
   getNamedType,
   isAbstractType,
@@ -109,13 +110,9 @@ function selectionOf(info: GraphQLResolveInfo, type: GraphQLObjectType): Selecti
 }
 
 function lookUpSelection(variables: object, info: GraphQLResolveInfo, type: GraphQLObjectType): Selection {
-  let byNodes = selections.get(variables);
-  if (!byNodes) selections.set(variables, (byNodes = new WeakMap()));
-  let byType = byNodes.get(info.fieldNodes);
-  if (!byType) byNodes.set(info.fieldNodes, (byType = new Map()));
-  let selection = byType.get(type.name);
-  if (!selection) byType.set(type.name, (selection = collectSelection(info, type)));
-  return selection;
+  const byNodes = getOrCreate(selections, variables, () => new WeakMap<readonly FieldNode[], Map<string, Selection>>());
+  const byType = getOrCreate(byNodes, info.fieldNodes, () => new Map<string, Selection>());
+  return getOrCreate(byType, type.name, () => collectSelection(info, type));
 }
 
 function collectSelection(info: GraphQLResolveInfo, type: GraphQLObjectType): Selection {

@@ -42,7 +42,14 @@ function literalValue(root: ValueNode, variables: Record<string, unknown> | null
       case Kind.LIST: {
         const list: unknown[] = new Array(node.values.length);
         put(list);
-        node.values.forEach((item, i) => pending.push({ node: item, put: (value) => (list[i] = value) }));
+        for (const [i, item] of node.values.entries()) {
+          pending.push({
+            node: item,
+            put: (value) => {
+              list[i] = value;
+            },
+          });
+        }
         break;
       }
       case Kind.OBJECT: {

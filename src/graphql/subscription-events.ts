@@ -1,3 +1,4 @@
+import { getOrCreate } from "../util/maps.ts";
 import { createSourceEventStream, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from "graphql";
 import { subscriptionEvents } from "../observability/metrics.ts";
 import type { ByteTally } from "./budget.ts";
@@ -77,16 +78,14 @@ export class SubscriptionEvents {
    * what a user may see is looked up by user, whichever credential admitted them.
    */
   private selectionKey(args: ExecutionArgs): string {
-    let id = this.documentIds.get(args.document);
-    if (id === undefined) this.documentIds.set(args.document, (id = ++this.documents));
+    const id = getOrCreate(this.documentIds, args.document, () => ++this.documents);
     const { principal } = args.contextValue as GraphQLContext;
     return JSON.stringify([id, args.operationName ?? null, args.variableValues ?? null, principal.userId]);
   }
 
   private resultOf(event: unknown, selection: string, args: ExecutionArgs): Promise<WireResult> {
     if (typeof event !== "object" || event === null) return this.run(event, args);
-    let ofEvent = this.results.get(event);
-    if (!ofEvent) this.results.set(event, (ofEvent = new Map()));
+    const ofEvent = getOrCreate(this.results, event, () => new Map<string, Promise<WireResult>>());
     const shared = ofEvent.get(selection);
     if (shared) {
       subscriptionEvents.inc({ execution: "shared" });
@@ -109,11 +108,8 @@ export class SubscriptionEvents {
   }
 
   private tallyOf(event: object, userId: string): ByteTally {
-    let byUser = this.tallies.get(event);
-    if (!byUser) this.tallies.set(event, (byUser = new Map()));
-    let tally = byUser.get(userId);
-    if (!tally) byUser.set(userId, (tally = { bytes: 0 }));
-    return tally;
+    const byUser = getOrCreate(this.tallies, event, () => new Map<string, ByteTally>());
+    return getOrCreate(byUser, userId, () => ({ bytes: 0 }));
   }
 }
 

@@ -1,3 +1,4 @@
+import { getOrCreate } from "../util/maps.ts";
 import { GraphQLError } from "graphql";
 import type { WebSocket } from "ws";
 import type { Admission } from "../admission/admission.ts";
@@ -70,9 +71,7 @@ export class WsSessions {
       session.closed = true;
       return session;
     }
-    let sessions = this.byUser.get(principal.userId);
-    if (!sessions) this.byUser.set(principal.userId, (sessions = new Set()));
-    sessions.add(session);
+    getOrCreate(this.byUser, principal.userId, () => new Set()).add(session);
     this.armExpiry(session);
     return session;
   }

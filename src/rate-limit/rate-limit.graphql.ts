@@ -38,14 +38,14 @@ export function namedBy(
     document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]),
   );
   const defaults = new Map(operation.variableDefinitions?.map((v) => [v.variable.name.value, v.defaultValue]) ?? []);
-  const valueOf = (node: ValueNode): unknown => {
+  const literalValue = (node: ValueNode): unknown => {
     if (node.kind === Kind.STRING) return node.value;
-    if (node.kind === Kind.LIST) return node.values.map(valueOf);
+    if (node.kind === Kind.LIST) return node.values.map(literalValue);
     if (node.kind !== Kind.VARIABLE) return undefined;
     const name = node.name.value;
     if (variables && name in variables) return variables[name];
     const fallback = defaults.get(name);
-    return fallback ? valueOf(fallback) : undefined;
+    return fallback ? literalValue(fallback) : undefined;
   };
 
   const named: Named = { domains: new Set(), read: new Set(), unread: false };
@@ -70,10 +70,10 @@ export function namedBy(
         const idArgument = ID_ARGUMENTS[selection.name.value];
         for (const argument of selection.arguments ?? []) {
           if (argument.name.value === "domain") {
-            const value = valueOf(argument.value);
+            const value = literalValue(argument.value);
             if (typeof value === "string") named.domains.add(value);
           } else if (argument.name.value === idArgument) {
-            readIds(valueOf(argument.value));
+            readIds(literalValue(argument.value));
           }
         }
         if (selection.selectionSet) stack.push(selection.selectionSet);

@@ -7,6 +7,7 @@
  * XML 1.0 cannot carry C0 controls other than tab, LF and CR, nor U+FFFE/U+FFFF, not even as
  * character references: they become U+FFFD, so that the document stays well formed (JSON keeps them).
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these control characters are what it finds
 const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 
 /** The text with every character XML 1.0 cannot carry replaced by U+FFFD. */
