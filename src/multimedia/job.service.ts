@@ -11,7 +11,7 @@ import { newHexId } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
 import { log } from "../log.ts";
 import { mappedFile, type AppRecord, type AppService } from "../apps/app.service.ts";
-import type { ArchiveResult, StoredMedia } from "./archive-result.ts";
+import type { ArchiveResult, StoredMedia } from "./archive/archive-result.ts";
 import type { BlobStore } from "./blob-store.ts";
 import { MULTIMEDIA_PROGRESS, type MultimediaStatus } from "./job.events.ts";
 import { attemptKey, type JobQueue, type TaskAttempt } from "./job.queue.ts";
@@ -19,8 +19,8 @@ import { historySlice, type JobHistoryFilter, type JobHistoryRead, type JobSlice
 import { RateWindow } from "./rate-window.ts";
 import { statusOf, type StatusRow } from "./job.status.ts";
 import { checkFreeSpace, checkQueueRoom } from "./upload.rules.ts";
-import { checkArchive } from "./zip-check.ts";
-import type { ZipLimits } from "./zip-entries.ts";
+import { checkArchive } from "./archive/zip-check.ts";
+import type { ZipLimits } from "./archive/zip-entries.ts";
 
 /**
  * Multimedia jobs (CONTRACT §4): an upload becomes a stored archive, a job row and a pg-boss job

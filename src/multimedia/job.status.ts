@@ -1,5 +1,5 @@
 import type { MultimediaJob } from "../generated/prisma/client.ts";
-import type { ArchiveResult } from "./archive-result.ts";
+import type { ArchiveResult } from "./archive/archive-result.ts";
 import type { JobState, MultimediaStatus } from "./job.events.ts";
 
 /** A multimedia_jobs row, as Prisma reads it (the columns a status is made of). */

@@ -10,13 +10,13 @@ import { withUpload } from "../graphql/file-upload.ts";
 import { globalId, type NodeFetcher, type NodeTypeName } from "../graphql/node.ts";
 import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { isUuid } from "../util/ids.ts";
-import type { ArchiveResult } from "./archive-result.ts";
+import type { ArchiveResult } from "./archive/archive-result.ts";
 import { JobFeed } from "./job.coalescing.ts";
 import { progressPercent, type JobState, type MultimediaStatus } from "./job.events.ts";
 import { positionOf, type HistoryJob, type JobPosition } from "./job.history.ts";
 import { restStatusBody } from "./job.serializer.ts";
 import type { MediaFile, MultimediaScope } from "./job.service.ts";
-import { MEDIA_CLASS } from "./media-types.ts";
+import { MEDIA_CLASS } from "./archive/media-types.ts";
 import {
   MediaClass,
   MultimediaFileType,

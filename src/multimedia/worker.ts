@@ -5,8 +5,8 @@ import type { Config } from "../config.ts";
 import type { BlobStore } from "./blob-store.ts";
 import type { JobQueue, TaskAttempt } from "./job.queue.ts";
 import { Superseded, type JobRow, type MultimediaJobService } from "./job.service.ts";
-import { MEDIA_CLASS } from "./media-types.ts";
-import { ArchiveError, processArchive, Stopped } from "./zip-processor.ts";
+import { MEDIA_CLASS } from "./archive/media-types.ts";
+import { ArchiveError, processArchive, Stopped } from "./archive/zip-processor.ts";
 
 /**
  * Runs multimedia jobs off the request path, in every server process with WORKERS > 0: takes jobs

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import type { AppService } from "../../src/apps/app.service.ts";
 import type { TaskAttempt } from "../../src/multimedia/job.queue.ts";
-import { emptyArchiveResult } from "../../src/multimedia/archive-result.ts";
+import { emptyArchiveResult } from "../../src/multimedia/archive/archive-result.ts";
 import { Superseded } from "../../src/multimedia/job.service.ts";
 import { MultimediaWorker } from "../../src/multimedia/worker.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
