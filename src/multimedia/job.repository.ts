@@ -14,7 +14,6 @@ const { raw } = PrismaSql;
 
 /** A multimedia_jobs row. */
 export type JobRecord = MultimediaJob;
-export type { Transaction };
 
 /** A stored file's row. */
 export type FileRecord = MultimediaFile;
