@@ -9,9 +9,10 @@ import { aroundStatements } from "../helpers/db.ts";
 
 /**
  * CONTRACT §7.4, where the events are made: a running job publishes each progress once, in order,
- * whoever reads it. The job service publishes the row as it is when a send goes out, which may be
- * later than the progress that asked for it (a held-back send); the subscribers' coalescing (job.coalescing.ts) lets
- * an equal progress through, so a progress published twice reached every dashboard twice (and ran
+ * whoever reads it. The publisher (job.publisher.ts) sends a progress within the job's rate from
+ * the row its write returned, and a held-back one from the row as it is when the send goes out,
+ * which may be later than the progress that asked for it; the subscribers' coalescing
+ * (job.coalescing.ts) lets an equal progress through, so a progress published twice reached every dashboard twice (and ran
  * every shared subscription execution twice: test/graphql/subscription-events.test.ts).
  */
 
