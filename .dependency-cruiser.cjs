@@ -37,6 +37,22 @@ const FACE_DIR = "^src/(graphql|rest)/";
 // src/observability is ground: features count into its metrics, so it may not import them back
 const GROUND = ["^src/(db|util|observability)/", "^src/(errors|log|config)\\.ts$"];
 const GENERATED = "^src/generated/";
+/** the face files of every feature, and the shared adapter folders (src/gateway: the assembly of the GraphQL face) */
+const FACES = ["\\.(rest|resolver|loaders|graphql)\\.ts$", "^src/(graphql|rest|gateway)/"];
+/**
+ * Trusted modules: calls that no caller's permission stands behind (the multimedia worker acts for
+ * a job admitted at its upload). Named `*.system.ts`, or the worker's own modules.
+ */
+const TRUSTED = ["\\.system\\.ts$", "^src/multimedia/(job\\.attempt|worker)\\.ts$"];
+/**
+ * Files outside the repositories that still import the generated Prisma client, each a known debt
+ * (see "prisma-client-only-in-repositories"); a file leaves this list when its statements move to
+ * its feature's repository. Do not add to it.
+ */
+const PRISMA_CLIENT_EXCEPTIONS = [
+  // builds its case and index writes with the client's SQL template helpers (Prisma.sql, Prisma.join)
+  "^src/cases/case\\.write\\.service\\.ts$",
+];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -132,6 +148,32 @@ module.exports = {
       severity: "error",
       from: { path: "^src/", pathNot: ["^src/gateway/", "^src/(server|main)\\.ts$"] },
       to: { path: "^src/gateway/" },
+    },
+    {
+      name: "faces-not-to-trusted",
+      comment:
+        "A face (*.rest.ts, *.resolver.ts, *.loaders.ts, *.graphql.ts, src/graphql, src/rest, src/gateway) reads and writes only " +
+        "through a service's scope, `X.in(principal, domain)`, which checks the caller's permission " +
+        "first. Trusted modules (*.system.ts, multimedia's job.attempt.ts and worker.ts) act without a " +
+        "caller, for a job admitted earlier: a face that imported one could skip the permission check " +
+        "without any signature saying so. The assembly (src/services.ts) hands them to the worker only.",
+      severity: "error",
+      from: { path: FACES },
+      to: { path: TRUSTED },
+    },
+    {
+      name: "prisma-client-only-in-repositories",
+      comment:
+        "Every road to the database goes through a repository (*.repository.ts), src/db (which opens " +
+        "the client) or src/events (the bus's payload table): the generated Prisma client is imported " +
+        "nowhere else, so that a table's statements can be found, fenced and changed in one file. " +
+        "Type-only imports count too: a service that names a generated row type is tied to the table's " +
+        "shape as much as one that queries it, so a repository re-exports the row types it returns " +
+        "(JobRecord, AppRecord, ...). The Prisma type of src/db/client.ts, which services take to hand " +
+        "to their repositories, is not the generated client's module. Known debts: PRISMA_CLIENT_EXCEPTIONS.",
+      severity: "error",
+      from: { path: "^src/", pathNot: ["\\.repository\\.ts$", "^src/(db|events)/", GENERATED, ...PRISMA_CLIENT_EXCEPTIONS] },
+      to: { path: "^src/generated/prisma/" },
     },
     {
       name: "not-to-unresolvable",

@@ -15,8 +15,8 @@ import os from "node:os";
 import path from "node:path";
 import yazl from "yazl";
 import type { Reference } from "../src/apps/references.ts";
-import { checkArchive } from "../src/multimedia/zip-check.ts";
-import { processArchive } from "../src/multimedia/zip-processor.ts";
+import { checkArchive } from "../src/multimedia/archive/zip-check.ts";
+import { processArchive } from "../src/multimedia/archive/zip-processor.ts";
 import { log, startService, table, type PartResult } from "./lib/harness.ts";
 import { clock, ratio } from "./lib/stats.ts";
 

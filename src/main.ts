@@ -35,7 +35,7 @@ async function main(config: Config): Promise<void> {
   }
   const server = await buildServer(services, early?.httpServer);
   const stopMaintenance = startMaintenance(services);
-  if (db.kind === "pglite") await services.multimediaJobs.failOrphans();
+  if (db.kind === "pglite") await services.jobAttempts.failOrphans();
   await services.worker.start();
   const url = await server.listen(config.port, config.host);
   early?.route(server.app);

@@ -18,8 +18,12 @@ import { postgresEventBus } from "./events/postgres-bus.ts";
 import { LocationTypeService } from "./locations/location-type.service.ts";
 import { LocationService } from "./locations/location.service.ts";
 import { AppService } from "./apps/app.service.ts";
+import { AppSystem } from "./apps/app.system.ts";
 import { DatabaseBlobStore, FileBlobStore, type BlobStore } from "./multimedia/blob-store.ts";
+import { JobAttempts } from "./multimedia/job.attempt.ts";
+import { JobPublisher } from "./multimedia/job.publisher.ts";
 import { JobQueue } from "./multimedia/job.queue.ts";
+import { JobRepository } from "./multimedia/job.repository.ts";
 import { MultimediaJobService } from "./multimedia/job.service.ts";
 import { MultimediaWorker } from "./multimedia/worker.ts";
 import { LoginThrottle } from "./rate-limit/login-throttle.service.ts";
@@ -47,6 +51,8 @@ export interface Services {
   apps: AppService;
   jobQueue: JobQueue;
   multimediaJobs: MultimediaJobService;
+  /** the worker's fenced attempts at jobs (trusted: never handed to a face) */
+  jobAttempts: JobAttempts;
   worker: MultimediaWorker;
   /** Apollo's automatic persisted queries, in the database */
   persistedQueries: PersistedQueryCache;
@@ -74,7 +80,12 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const blobs: BlobStore = db.url ? new DatabaseBlobStore(db.url, path.join(config.dataDir, "tmp")) : new FileBlobStore(config.dataDir);
   const apps = new AppService(prisma, config.appSourceLimitBytes);
   const jobQueue = await JobQueue.open(db, config);
-  const multimediaJobs = new MultimediaJobService(prisma, blobs, events, apps, config, jobQueue);
+  const jobs = new JobRepository(prisma);
+  const publisher = new JobPublisher(events, jobs, config.progressEventsPerSecond);
+  const multimediaJobs = new MultimediaJobService(jobs, blobs, events, publisher, apps, config, jobQueue);
+  // the trusted apps calls, for the worker's side of multimedia only
+  const appSystem = new AppSystem(prisma);
+  const jobAttempts = new JobAttempts(jobs, blobs, publisher, appSystem, jobQueue, config);
   const cursors = new CursorCodec(await serverSecret(prisma, "case-cursor-key"));
   // one limiter for every face of this process; in PostgreSQL mode its counters are shared by all
   const rateLimiter = RateLimiter.create(config, db);
@@ -94,7 +105,8 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     apps,
     jobQueue,
     multimediaJobs,
-    worker: new MultimediaWorker(multimediaJobs, apps, blobs, jobQueue, config),
+    jobAttempts,
+    worker: new MultimediaWorker(jobAttempts, appSystem, blobs, jobQueue, config),
     persistedQueries: new PersistedQueryCache(prisma, { ttlSeconds: config.apqTtlSeconds, maxEntries: config.apqMaxEntries }),
     async close() {
       stopForgetting();

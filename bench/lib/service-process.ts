@@ -19,7 +19,8 @@ import { pgliteDatabase, postgresDatabase, type Database } from "../../src/db/cl
 import { applyMigrations } from "../../src/db/migrate.ts";
 import { setLogLevel } from "../../src/log.ts";
 import { MULTIMEDIA_PROGRESS, type MultimediaStatus } from "../../src/multimedia/job.events.ts";
-import type { JobRow } from "../../src/multimedia/job.service.ts";
+import type { Attempt } from "../../src/multimedia/job.attempt.ts";
+import type { TaskAttempt } from "../../src/multimedia/job.queue.ts";
 import { graphqlSubscriptionsActive } from "../../src/observability/metrics.ts";
 import { buildServer } from "../../src/server.ts";
 import { createServices } from "../../src/services.ts";
@@ -191,7 +192,7 @@ async function floorInserts(requests: number, concurrency: number, prefix: strin
   return { ms: clock() - start };
 }
 
-let job: JobRow | undefined;
+let job: Attempt | undefined;
 
 const handlers = {
   async sql(text: string, params?: unknown[]) {
@@ -210,28 +211,16 @@ const handlers = {
     });
     const id = `dl-${Math.random().toString(16).slice(2).padEnd(32, "0").slice(0, 32)}`;
     await db.prisma.multimediaJob.create({
-      data: { id, domainId: domain.id, appId, archiveKey: "none", total, status: "running", lockedBy: "bench", attempts: 1 },
+      data: { id, domainId: domain.id, appId, archiveKey: "none", total, status: "queued" },
     });
-    job = {
-      id,
-      attempt: "bench",
-      domainId: domain.id,
-      appId,
-      status: "running",
-      archiveKey: "none",
-      current: 0,
-      total,
-      result: null,
-      errors: [],
-      attempts: 1,
-      expiresAt: null,
-    };
+    // the attempt a worker would run (its start is one event, before any measurement drains them)
+    job = (await services.jobAttempts.begin({ id: "bench", retryCount: 0, data: { processingId: id } } as TaskAttempt))!;
     return id;
   },
   /** One progress write (database row, then the event); the wall-clock time just before it. */
   async progress(current: number) {
     const at = performance.timeOrigin + performance.now();
-    await services.multimediaJobs.progress(job!, current, job!.total);
+    await job!.progress(current, job!.job.total);
     return at;
   },
   rss: () => process.memoryUsage().rss,

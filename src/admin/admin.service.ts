@@ -1,4 +1,5 @@
 import type { Prisma } from "../db/client.ts";
+import { AdminRepository } from "./admin.repository.ts";
 import { badInput, forbidden, notFound } from "../errors.ts";
 import { isUuid, newToken } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
@@ -9,7 +10,10 @@ import { CREDENTIALS_CHANGED } from "../auth/credential.events.ts";
 import { domainsOpenTo } from "../auth/permissions.ts";
 import type { EventBus } from "../events/bus.ts";
 
-/** Domains, users, keys and OAuth clients: superuser-only administration (CONTRACT §6). */
+/**
+ * Domains, users, keys and OAuth clients: superuser-only administration (CONTRACT §6). The rules
+ * are here; the statements are admin.repository.ts's.
+ */
 
 const DOMAIN_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const USERNAME = /^[\w.@+-]{1,150}$/;
@@ -30,11 +34,15 @@ export interface NewOAuthClientInput {
 }
 
 export class AdminService {
+  private readonly repository: AdminRepository;
+
   constructor(
     private readonly prisma: Prisma,
     private readonly realm: string,
     private readonly events: EventBus,
-  ) {}
+  ) {
+    this.repository = new AdminRepository(prisma);
+  }
 
   /**
    * Tells every process, once the change is committed, that what this user may do has changed, so
@@ -56,25 +64,25 @@ export class AdminService {
     if (!DOMAIN_NAME.test(name)) {
       throw badInput("Domain names are 1-63 characters: lowercase letters, digits and '-', not starting with '-'.");
     }
-    const existing = await this.prisma.domain.findUnique({ where: { name } });
+    const existing = await this.repository.domainByName(name);
     if (existing) throw badInput(`Domain '${name}' already exists`);
-    return this.prisma.domain.create({ data: { name } });
+    return this.repository.createDomain(name);
   }
 
   async listDomains(principal: Principal) {
     AdminService.requireSuperuser(principal);
-    return this.prisma.domain.findMany({ orderBy: { name: "asc" } });
+    return this.repository.listDomains();
   }
 
   /** A name PostgreSQL cannot hold (NUL, unpaired surrogate) names no row: the usual 404, no query. */
   private async domainByName(name: string) {
-    const domain = isStorableText(name) ? await this.prisma.domain.findUnique({ where: { name } }) : null;
+    const domain = isStorableText(name) ? await this.repository.domainByName(name) : null;
     if (!domain) throw notFound(`Domain '${name}' not found`);
     return domain;
   }
 
   private async userByName(username: string) {
-    const user = isStorableText(username) ? await this.prisma.user.findUnique({ where: { username } }) : null;
+    const user = isStorableText(username) ? await this.repository.userByName(username) : null;
     if (!user) throw notFound(`User '${username}' not found`);
     return user;
   }
@@ -114,21 +122,10 @@ export class AdminService {
     if (!domain && permissions.length) throw badInput("Permissions are granted in a domain: give 'domain'.");
     const secrets = await this.passwordFields(input.username, input.password);
     const isSuperuser = input.superuser ?? undefined;
-    const user = await this.prisma.$transaction(async (tx) => {
-      const user = await tx.user.upsert({
-        where: { username: input.username },
-        create: { username: input.username, ...secrets, isSuperuser: isSuperuser ?? false },
-        update: { ...secrets, ...(isSuperuser === undefined ? {} : { isSuperuser }) },
-      });
-      if (domain) {
-        await tx.membership.upsert({
-          where: { userId_domainId: { userId: user.id, domainId: domain.id } },
-          create: { userId: user.id, domainId: domain.id, permissions },
-          update: { permissions },
-        });
-      }
-      return user;
-    });
+    const user = await this.repository.saveUser(
+      { username: input.username, secrets, isSuperuser },
+      domain ? { domainId: domain.id, permissions } : null,
+    );
     await this.credentialsChanged(user.id);
     return user;
   }
@@ -138,7 +135,7 @@ export class AdminService {
     // every process of a database starts with the same BOOTSTRAP_ADMIN: one already in place is left
     // alone (a new salt would be a new password to the admin's open sockets on the other processes); a new
     // password, or a new AUTH_REALM for Digest, is set and announced
-    const existing = await this.prisma.user.findUnique({ where: { username } });
+    const existing = await this.repository.userByName(username);
     const unchanged =
       existing?.isSuperuser &&
       existing.isActive &&
@@ -146,11 +143,7 @@ export class AdminService {
       (await verifyUserPassword(password, existing.passwordHash));
     if (unchanged) return;
     const secrets = await this.passwordFields(username, password);
-    const user = await this.prisma.user.upsert({
-      where: { username },
-      create: { username, ...secrets, isSuperuser: true },
-      update: { ...secrets, isSuperuser: true, isActive: true },
-    });
+    const user = await this.repository.saveSuperuser(username, secrets);
     // other processes may hold the previous password's admission
     await this.credentialsChanged(user.id);
   }
@@ -159,12 +152,7 @@ export class AdminService {
     AdminService.requireSuperuser(principal);
     const permissions = AdminService.permissions(names);
     const [user, domain] = await Promise.all([this.userByName(username), this.domainByName(domainName)]);
-    const membership = await this.prisma.membership.upsert({
-      where: { userId_domainId: { userId: user.id, domainId: domain.id } },
-      create: { userId: user.id, domainId: domain.id, permissions },
-      update: { permissions },
-      include: { domain: true },
-    });
+    const membership = await this.repository.setPermissions(user.id, domain.id, permissions);
     await this.credentialsChanged(user.id);
     return membership;
   }
@@ -172,7 +160,7 @@ export class AdminService {
   async removeMembership(principal: Principal, username: string, domainName: string) {
     AdminService.requireSuperuser(principal);
     const [user, domain] = await Promise.all([this.userByName(username), this.domainByName(domainName)]);
-    const { count } = await this.prisma.membership.deleteMany({ where: { userId: user.id, domainId: domain.id } });
+    const count = await this.repository.removeMembership(user.id, domain.id);
     if (count > 0) await this.credentialsChanged(user.id);
     return count > 0;
   }
@@ -180,33 +168,31 @@ export class AdminService {
   async setUserActive(principal: Principal, username: string, active: boolean) {
     AdminService.requireSuperuser(principal);
     await this.userByName(username);
-    const user = await this.prisma.user.update({ where: { username }, data: { isActive: active } });
+    const user = await this.repository.setUserActive(username, active);
     await this.credentialsChanged(user.id);
     return user;
   }
 
   async listUsers(principal: Principal, domainName?: string | null) {
     AdminService.requireSuperuser(principal);
-    const where = domainName ? { memberships: { some: { domainId: (await this.domainByName(domainName)).id } } } : {};
-    return this.prisma.user.findMany({ where, orderBy: { username: "asc" } });
+    return this.repository.listUsers(domainName ? (await this.domainByName(domainName)).id : undefined);
   }
 
   /** The caller's own user row (any authenticated caller may read it). */
   async me(principal: Principal) {
-    return this.prisma.user.findUniqueOrThrow({ where: { id: principal.userId } });
+    return this.repository.userByIdOrThrow(principal.userId);
   }
 
   /** The user, for `Query.node`: to a superuser or to the user themselves; null for anyone else, as for no user. */
   async visibleUser(principal: Principal, userId: string) {
     if (!isUuid(userId) || (!principal.isSuperuser && principal.userId !== userId)) return null;
-    return this.prisma.user.findUnique({ where: { id: userId } });
+    return this.repository.userById(userId);
   }
 
   /** The domain, for `Query.node`: to a superuser or to a member; null for anyone else, as for no domain. */
   async visibleDomain(principal: Principal, domainId: string) {
     if (!isUuid(domainId)) return null;
-    const membersOnly = principal.isSuperuser ? {} : { memberships: { some: { userId: principal.userId } } };
-    return this.prisma.domain.findFirst({ where: { id: domainId, ...membersOnly } });
+    return this.repository.visibleDomain(domainId, principal.isSuperuser ? undefined : principal.userId);
   }
 
   /** Of these domain names, those the principal may see anything in (see domainsOpenTo): one query at most. */
@@ -215,7 +201,7 @@ export class AdminService {
   }
 
   async memberships(userId: string) {
-    return this.prisma.membership.findMany({ where: { userId }, include: { domain: true }, orderBy: { createdAt: "asc" } });
+    return this.repository.memberships(userId);
   }
 
   /** A new API key for the user; the key is returned here once and stored only as a hash. */
@@ -224,28 +210,21 @@ export class AdminService {
     AdminService.requireStorable("An API key name", name);
     const user = await this.userByName(username);
     const key = newToken(30);
-    const row = await this.prisma.apiKey.create({
-      data: { userId: user.id, name, keyHash: hashToken(key), prefix: key.slice(0, 6) },
-      include: { user: true },
-    });
+    const row = await this.repository.createApiKey({ userId: user.id, name, keyHash: hashToken(key), prefix: key.slice(0, 6) });
     return { key, apiKey: row };
   }
 
   async listApiKeys(principal: Principal, username: string) {
     AdminService.requireSuperuser(principal);
     const user = await this.userByName(username);
-    return this.prisma.apiKey.findMany({ where: { userId: user.id }, include: { user: true }, orderBy: { createdAt: "asc" } });
+    return this.repository.listApiKeys(user.id);
   }
 
   async revokeApiKey(principal: Principal, id: string) {
     AdminService.requireSuperuser(principal);
-    const key = isUuid(id) ? await this.prisma.apiKey.findUnique({ where: { id } }) : null;
+    const key = isUuid(id) ? await this.repository.apiKey(id) : null;
     if (!key) throw notFound(`API key '${id}' not found`);
-    const revoked = await this.prisma.apiKey.update({
-      where: { id: key.id },
-      data: { revokedAt: key.revokedAt ?? new Date() },
-      include: { user: true },
-    });
+    const revoked = await this.repository.revokeApiKey(key.id, key.revokedAt ?? new Date());
     await this.credentialsChanged(key.userId);
     return revoked;
   }
@@ -263,8 +242,12 @@ export class AdminService {
     }
     const clientId = newToken(18);
     const clientSecret = newToken(32);
-    const client = await this.prisma.oAuthClient.create({
-      data: { clientId, secretHash: hashToken(clientSecret), name: input.name, grants, userId: user?.id ?? null },
+    const client = await this.repository.createOAuthClient({
+      clientId,
+      secretHash: hashToken(clientSecret),
+      name: input.name,
+      grants,
+      userId: user?.id ?? null,
     });
     return { client, clientSecret };
   }
@@ -273,10 +256,7 @@ export class AdminService {
   async revokeOAuthTokens(principal: Principal, username: string) {
     AdminService.requireSuperuser(principal);
     const user = await this.userByName(username);
-    const { count } = await this.prisma.oAuthToken.updateMany({
-      where: { userId: user.id, revokedAt: null },
-      data: { revokedAt: new Date() },
-    });
+    const count = await this.repository.revokeOAuthTokens(user.id);
     if (count > 0) await this.credentialsChanged(user.id);
     return count;
   }

@@ -27,5 +27,5 @@ declare module "../graphql/node.ts" {
 export const appGraphQL = {
   resolvers: [AppResolver, AppVersionResolver],
   nodes: APP_NODES,
-  loaders: { apps: (_principal, services) => createAppLoaders(services.apps) },
+  loaders: { apps: (principal, services) => createAppLoaders(principal, services.apps) },
 } satisfies GraphQLFeature;

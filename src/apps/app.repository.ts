@@ -2,8 +2,7 @@ import type { Prisma } from "../db/client.ts";
 import type { App, AppVersion } from "../generated/prisma/client.ts";
 
 /**
- * The apps tables (apps, app_versions), every query scoped to one domain except the worker's read
- * by app id. Writes that must commit with a caller's other writes take that caller's transaction:
+ * The apps tables (apps, app_versions), every query scoped to one domain. Writes that must commit with a caller's other writes take that caller's transaction:
  * an import's new version, a multimedia job's completion mapping its files (CONTRACT §4).
  */
 
@@ -95,9 +94,9 @@ export class AppRepository {
     });
   }
 
-  /** The source of the app's latest version (the multimedia worker's read: the job names the app). */
-  async latestSource(appId: string): Promise<unknown> {
-    const latest = await this.prisma.appVersion.findFirst({ where: { appId }, orderBy: { version: "desc" } });
+  /** The source of the domain's app's latest version (the multimedia worker's read), or undefined. */
+  async latestSource(domainId: string, appId: string): Promise<unknown> {
+    const latest = await this.prisma.appVersion.findFirst({ where: { appId, app: { domainId } }, orderBy: { version: "desc" } });
     return latest?.source;
   }
 }

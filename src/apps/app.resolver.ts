@@ -31,9 +31,9 @@ const toVersionNode = (app: AppNode, row: AppVersionRow): AppVersionNode => ({
 /** An AppVersion's key in its global id: the app id and the version (app ids hold no "/"). */
 const versionKey = (appId: string, version: number) => `${appId}/${version}`;
 
-/** The app of the caller's domain scope (edit_apps), or null; a refusal is thrown (403/404). */
+/** The app of the caller's domain scope (edit_apps, checked once per request), or null; a refusal is thrown (403/404). */
 async function findApp(ctx: GraphQLContext, domain: string, appId: string): Promise<AppNode | null> {
-  const row = await (await ctx.services.apps.in(ctx.principal, domain)).find(appId);
+  const row = await (await ctx.loaders.apps.scope(domain)).find(appId);
   return row ? toAppNode(row, domain) : null;
 }
 
@@ -44,7 +44,7 @@ export class AppResolver {
     @Arg("domain", () => String, { description: "the domain whose applications to list" }) domain: string,
     @Ctx() ctx: GraphQLContext,
   ): Promise<AppNode[]> {
-    const scope = await ctx.services.apps.in(ctx.principal, domain);
+    const scope = await ctx.loaders.apps.scope(domain);
     return (await scope.list()).map((r) => toAppNode(r, domain));
   }
 

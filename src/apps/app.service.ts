@@ -6,17 +6,18 @@ import { DomainError, badInput, notFound } from "../errors.ts";
 import { newHexId } from "../util/ids.ts";
 import { isObject } from "../util/json.ts";
 import { isStorableText } from "../util/text.ts";
-import { AppRepository, type AppRecord, type AppVersionRow, type MultimediaMap, type Transaction } from "./app.repository.ts";
+import { AppRepository, type AppRecord, type AppVersionRow, type MultimediaMap } from "./app.repository.ts";
 import { findReferences, MAX_SOURCE_DEPTH, referencePathOf, type Reference } from "./references.ts";
 
 /**
  * Applications (CONTRACT §4 "Application source", "POST import_app/"): a JSON source imported as a
  * new app or as the next version of one; every version's source kept as sent. The app's
- * multimedia_map has one writer, `mapMedia`, which a multimedia job calls in the transaction that
- * completes it (an import keeps the map as it is).
+ * multimedia_map has one writer, app.system.ts's `mapMedia`, which a multimedia job calls in the
+ * transaction that completes it (an import keeps the map as it is).
  *
  * Scope first: `in(principal, domain)` answers 401/403/404 before any input is read; the returned
- * AppScope holds the domain for every later call.
+ * AppScope holds the domain for every later call, the GraphQL loaders' batched reads included.
+ * The worker's trusted calls, which no caller's permission stands behind, are app.system.ts's.
  */
 
 export type { AppRecord, AppVersionRow, MultimediaMap } from "./app.repository.ts";
@@ -35,14 +36,6 @@ export interface ImportResult {
   appId: string;
   version: number;
   warnings: string[];
-}
-
-/** A stored file mapped to an app's canonical reference path. */
-export interface MediaMapping {
-  path: string;
-  fileId: string;
-  mediaType: string;
-  sha256: string;
 }
 
 /** Why a parsed source cannot be stored as jsonb, or undefined when it can. */
@@ -93,45 +86,6 @@ export class AppService {
     const domain = await authorize(this.prisma, principal, domainName, "apps");
     return new AppScope(domain, this.repository, this.sourceLimitBytes);
   }
-
-  /** The references of the app's current version: what a multimedia job matches its archive against. */
-  async references(appId: string): Promise<Reference[]> {
-    const source = await this.repository.latestSource(appId);
-    return source === undefined ? [] : findReferences(source);
-  }
-
-  /**
-   * Maps stored files to the app's reference paths, within the caller's transaction (a multimedia
-   * job's completion): a path already mapped in another case is replaced. Nothing when the domain
-   * has no such app.
-   */
-  async mapMedia(tx: Transaction, domain: Pick<DomainRef, "id">, appId: string, mappings: readonly MediaMapping[]): Promise<void> {
-    const app = await this.repository.lock(tx, domain.id, appId);
-    if (!app) return;
-    const map: MultimediaMap = { ...app.multimediaMap };
-    for (const m of mappings) {
-      for (const key of Object.keys(map)) if (key.toLowerCase() === m.path.toLowerCase()) delete map[key];
-      map[m.path] = { fileId: m.fileId, mediaType: m.mediaType, sha256: m.sha256 };
-    }
-    await this.repository.setMultimediaMap(tx, app.id, map);
-  }
-
-  /** The domain's apps with these ids, in one query (GraphQL loaders). */
-  async appsOf(domain: Pick<DomainRef, "id">, appIds: readonly string[]): Promise<Map<string, AppRecord>> {
-    return new Map((await this.repository.findMany(domain.id, appIds)).map((a) => [a.id, a]));
-  }
-
-  /** Every version of each of the domain's apps named, newest first, in one query (GraphQL loaders). */
-  async versionsOf(domain: Pick<DomainRef, "id">, appIds: readonly string[]): Promise<Map<string, AppVersionRow[]>> {
-    return Map.groupBy(await this.repository.versionsOf(domain.id, appIds), (r) => r.appId);
-  }
-
-  /** The references of each app's current version (apps of the domain only), in one query (GraphQL loaders). */
-  async referencesOf(domain: Pick<DomainRef, "id">, apps: readonly { id: string; version: number }[]): Promise<Map<string, Reference[]>> {
-    if (!apps.length) return new Map();
-    const rows = await this.repository.sourcesOf(domain.id, apps);
-    return new Map(rows.map((r) => [r.appId, findReferences(r.source)]));
-  }
 }
 
 /** The apps of one domain the caller may edit. */
@@ -157,6 +111,23 @@ export class AppScope {
   /** The domain's apps, oldest first. */
   list(): Promise<AppRecord[]> {
     return this.repository.list(this.domain.id);
+  }
+
+  /** The domain's apps with these ids, in one query (the GraphQL loaders). */
+  async appsOf(appIds: readonly string[]): Promise<Map<string, AppRecord>> {
+    return new Map((await this.repository.findMany(this.domain.id, appIds)).map((a) => [a.id, a]));
+  }
+
+  /** Every version of each of the domain's apps named, newest first, in one query (the GraphQL loaders). */
+  async versionsOf(appIds: readonly string[]): Promise<Map<string, AppVersionRow[]>> {
+    return Map.groupBy(await this.repository.versionsOf(this.domain.id, appIds), (r) => r.appId);
+  }
+
+  /** The references of each app's current version in one query (the GraphQL loaders). */
+  async referencesOf(apps: readonly { id: string; version: number }[]): Promise<Map<string, Reference[]>> {
+    if (!apps.length) return new Map();
+    const rows = await this.repository.sourcesOf(this.domain.id, apps);
+    return new Map(rows.map((r) => [r.appId, findReferences(r.source)]));
   }
 
   async importApp(input: ImportInput): Promise<ImportResult> {

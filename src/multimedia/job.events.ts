@@ -1,4 +1,4 @@
-import type { ArchiveResult } from "./archive-result.ts";
+import type { ArchiveResult } from "./archive/archive-result.ts";
 
 /**
  * The event a multimedia job publishes when it is queued, on every state change, on progress and

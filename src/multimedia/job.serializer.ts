@@ -1,5 +1,5 @@
 import { DomainError } from "../errors.ts";
-import type { ArchiveResult, MatchedFile } from "./archive-result.ts";
+import type { ArchiveResult, MatchedFile } from "./archive/archive-result.ts";
 import { progressPercent, type MultimediaStatus } from "./job.events.ts";
 
 /**

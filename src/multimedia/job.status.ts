@@ -1,10 +1,10 @@
-import type { MultimediaJob } from "../generated/prisma/client.ts";
-import type { ArchiveResult } from "./archive-result.ts";
+import type { ArchiveResult } from "./archive/archive-result.ts";
 import type { JobState, MultimediaStatus } from "./job.events.ts";
+import type { JobRecord } from "./job.repository.ts";
 
 /** A multimedia_jobs row, as Prisma reads it (the columns a status is made of). */
 export type StatusRow = Pick<
-  MultimediaJob,
+  JobRecord,
   | "id"
   | "domainId"
   | "appId"

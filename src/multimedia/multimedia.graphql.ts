@@ -31,5 +31,5 @@ declare module "../graphql/node.ts" {
 export const multimediaGraphQL = {
   resolvers: [MultimediaResolver, MultimediaFileResolver, AppMultimediaResolver],
   nodes: MULTIMEDIA_NODES,
-  loaders: { multimedia: (_principal, services) => createMultimediaLoaders(services.multimediaJobs) },
+  loaders: { multimedia: (principal, services) => createMultimediaLoaders(principal, services.multimediaJobs) },
 } satisfies GraphQLFeature;

@@ -10,13 +10,13 @@ import { withUpload } from "../graphql/file-upload.ts";
 import { globalId, type NodeFetcher, type NodeTypeName } from "../graphql/node.ts";
 import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { isUuid } from "../util/ids.ts";
-import type { ArchiveResult } from "./archive-result.ts";
+import type { ArchiveResult } from "./archive/archive-result.ts";
 import { JobFeed } from "./job.coalescing.ts";
 import { progressPercent, type JobState, type MultimediaStatus } from "./job.events.ts";
 import { positionOf, type HistoryJob, type JobPosition } from "./job.history.ts";
 import { restStatusBody } from "./job.serializer.ts";
 import type { MediaFile, MultimediaScope } from "./job.service.ts";
-import { MEDIA_CLASS } from "./media-types.ts";
+import { MEDIA_CLASS } from "./archive/media-types.ts";
 import {
   MediaClass,
   MultimediaFileType,
@@ -103,8 +103,8 @@ function mediaFile(file: MediaFile): MultimediaFileType {
 /** What a MultimediaFile field resolves from: the file and the name of its domain. */
 type FileNode = MultimediaFileType & { domain: string };
 
-/** The caller's multimedia scope of the domain, opened once per request and domain. */
-const scopeOf = (ctx: GraphQLContext, domain: string): Promise<MultimediaScope> => ctx.services.multimediaJobs.in(ctx.principal, domain);
+/** The caller's multimedia scope of the domain, opened once per request and domain (shared with the loaders). */
+const scopeOf = (ctx: GraphQLContext, domain: string): Promise<MultimediaScope> => ctx.loaders.multimedia.scope(domain);
 
 /** Pages of the job history (CONTRACT §7.4). */
 const JOB_PAGES: ConnectionBound = { defaultSize: 20, maxSize: 500 };
@@ -178,7 +178,7 @@ export class MultimediaResolver {
       const scope = await scopeOf(ctx, args.domain);
       const feed = jobFeed(ctx, scope, (status) => status.id === args.processingId, true);
       try {
-        return feed.start(await scope.job(args.processingId));
+        return feed.start(heard(await scope.job(args.processingId), scope));
       } catch (error) {
         await feed.return();
         throw error;
@@ -220,8 +220,10 @@ export class MultimediaResolver {
 
   @FieldResolver(() => AppType, { nullable: true, description: "the application the archive was uploaded to (null once it is deleted)" })
   async app(@Root() job: JobNode, @Ctx() ctx: GraphQLContext, @Info() info: GraphQLResolveInfo): Promise<AppNode | null> {
-    const key = { appId: job.status.appId, domainId: job.status.domainId };
-    const app = info.operation.operation === "subscription" ? await appOfEvent(job.status, ctx) : await ctx.loaders.apps.app(key);
+    const app =
+      info.operation.operation === "subscription"
+        ? await appOfEvent(job.status, ctx, job.domain)
+        : await ctx.loaders.apps.app({ appId: job.status.appId, domain: job.domain });
     return app && toAppNode(app, job.domain);
   }
 
@@ -250,22 +252,38 @@ export class MultimediaResolver {
  * The app of a job event, read once per event and process: the bus hands the same status object
  * to every subscription of the process, so 5,000 dashboards following a domain cost one query per
  * event, not 5,000 at once (which overran the connection pool), and no subscription keeps a copy
- * of the app (nor a stale one) for its whole life. The event's domain was checked at subscribe.
+ * of the app (nor a stale one) for its whole life. It is read through the scope of a subscription
+ * that heard the event: each event's execution has a fresh context (subscription-events.ts), whose
+ * own scope would cost a permission check per event and subscriber. Every subscription hearing the
+ * event checked its domain at subscribe.
  */
 const appsOfEvents = new WeakMap<MultimediaStatus, Promise<AppRecord | null>>();
-function appOfEvent(status: MultimediaStatus, ctx: GraphQLContext): Promise<AppRecord | null> {
+/** the scope of a subscription that heard the event (any one: they are all of its domain) */
+const scopesOfEvents = new WeakMap<MultimediaStatus, MultimediaScope>();
+function appOfEvent(status: MultimediaStatus, ctx: GraphQLContext, domain: string): Promise<AppRecord | null> {
   let app = appsOfEvents.get(status);
   if (!app) {
-    app = ctx.services.apps.appsOf({ id: status.domainId }, [status.appId]).then((found) => found.get(status.appId) ?? null);
+    const heardBy = scopesOfEvents.get(status);
+    app = heardBy ? heardBy.findApp(status.appId) : ctx.loaders.apps.app({ appId: status.appId, domain });
     appsOfEvents.set(status, app);
   }
   return app;
 }
 
+/** Remembers that `scope` heard the event (the first scope of the process to hear it). */
+function heard(status: MultimediaStatus, scope: MultimediaScope): MultimediaStatus {
+  if (!scopesOfEvents.has(status)) scopesOfEvents.set(status, scope);
+  return status;
+}
+
 /** The domain's job events the feed accepts, listened to from now on, coalesced for one subscription. */
 function jobFeed(ctx: GraphQLContext, scope: MultimediaScope, accept: (status: MultimediaStatus) => boolean, endWhenSettled: boolean): JobFeed {
   const jobs = ctx.services.multimediaJobs;
-  return new JobFeed((hear) => jobs.listen(scope.domain.id, hear), { perSecond: jobs.progressEventsPerSecond, accept, endWhenSettled });
+  return new JobFeed((hear) => jobs.listen(scope.domain.id, (status) => hear(heard(status, scope))), {
+    perSecond: jobs.progressEventsPerSecond,
+    accept,
+    endWhenSettled,
+  });
 }
 
 @Resolver(() => MultimediaFileType)
@@ -299,7 +317,7 @@ export class AppMultimediaResolver {
 
   private async files(app: AppNode, ctx: GraphQLContext): Promise<FileNode[]> {
     const ids = [...new Set(Object.values(app.map).map((v) => v.fileId))];
-    return (await ctx.loaders.multimedia.files(app.domainId, ids)).map((f) => ({ ...mediaFile(f), domain: app.domain }));
+    return (await ctx.loaders.multimedia.files(app.domain, ids)).map((f) => ({ ...mediaFile(f), domain: app.domain }));
   }
 }
 
@@ -307,9 +325,9 @@ export class AppMultimediaResolver {
 export const MULTIMEDIA_NODES: Partial<Record<NodeTypeName, NodeFetcher<GraphQLContext>>> = {
   MultimediaJob: async (ctx, { domain, key }) => toJob(await (await scopeOf(ctx, domain)).job(key), domain),
   MultimediaFile: async (ctx, { domain, key }) => {
-    const scope = await scopeOf(ctx, domain);
+    await scopeOf(ctx, domain); // the refusal (403/404) before the id is looked at
     if (!isUuid(key)) return null;
-    const [file] = await ctx.loaders.multimedia.files(scope.domain.id, [key]);
+    const [file] = await ctx.loaders.multimedia.files(domain, [key]);
     return file ? { ...mediaFile(file), domain } : null;
   },
 };

@@ -1,26 +1,28 @@
-import { log } from "../log.ts";
-import { multimediaJobDuration } from "../observability/metrics.ts";
-import type { AppService } from "../apps/app.service.ts";
-import type { Config } from "../config.ts";
-import type { BlobStore } from "./blob-store.ts";
-import type { JobQueue, TaskAttempt } from "./job.queue.ts";
-import { Superseded, type JobRow, type MultimediaJobService } from "./job.service.ts";
-import { MEDIA_CLASS } from "./media-types.ts";
-import { ArchiveError, processArchive, Stopped } from "./zip-processor.ts";
-
 /**
  * Runs multimedia jobs off the request path, in every server process with WORKERS > 0: takes jobs
  * from the queue, runs them, and on shutdown gives an unfinished job back to the queue so that it
  * resumes elsewhere or after a restart. A crash is thrown back to pg-boss, which retries the job
  * and, once its attempts are used up, hands it to the dead-letter handler that marks it failed.
+ * It writes a job only through its fenced Attempt (job.attempt.ts), and reads the app through the
+ * trusted apps calls (apps/app.system.ts), never through a face's scoped service.
  */
+import { log } from "../log.ts";
+import { multimediaJobDuration } from "../observability/metrics.ts";
+import type { AppSystem } from "../apps/app.system.ts";
+import type { Config } from "../config.ts";
+import type { BlobStore } from "./blob-store.ts";
+import { Superseded, type Attempt, type JobAttempts } from "./job.attempt.ts";
+import type { JobQueue, TaskAttempt } from "./job.queue.ts";
+import { MEDIA_CLASS } from "./archive/media-types.ts";
+import { zipLimitsOf } from "./archive/zip-entries.ts";
+import { ArchiveError, processArchive, Stopped } from "./archive/zip-processor.ts";
 export class MultimediaWorker {
   private stopping = false;
   private started = false;
 
   constructor(
-    private readonly jobs: MultimediaJobService,
-    private readonly apps: AppService,
+    private readonly attempts: JobAttempts,
+    private readonly apps: Pick<AppSystem, "references">,
     private readonly blobs: BlobStore,
     private readonly queue: JobQueue,
     private readonly config: Config,
@@ -30,7 +32,7 @@ export class MultimediaWorker {
     if (count === 0) return;
     this.started = true;
     await this.queue.work(count, (attempt) => this.run(attempt));
-    await this.queue.onGaveUp((processingId) => this.jobs.giveUp(processingId));
+    await this.queue.onGaveUp((processingId) => this.attempts.giveUp(processingId));
   }
 
   async stop(): Promise<void> {
@@ -38,9 +40,10 @@ export class MultimediaWorker {
     if (this.started) await this.queue.stopWorking();
   }
 
-  private async run(attempt: TaskAttempt): Promise<void> {
-    const job = await this.jobs.begin(attempt);
-    if (!job) return;
+  private async run(task: TaskAttempt): Promise<void> {
+    const attempt = await this.attempts.begin(task);
+    if (!attempt) return;
+    const job = attempt.job;
     const started = process.hrtime.bigint();
     // one line per attempt as it starts and as it ends, with how it ended and how long it ran
     const ended = (outcome: "complete" | "failed" | "requeued" | "stopped" | "superseded" | "crashed", fields: Record<string, unknown> = {}) => {
@@ -58,20 +61,20 @@ export class MultimediaWorker {
     const archive = await this.blobs.localFile(job.archiveKey);
     if (!archive) {
       ended("failed", { reason: "The uploaded archive is missing." });
-      return this.jobs.fail(job, "The uploaded archive is missing.");
+      return attempt.fail("The uploaded archive is missing.");
     }
     try {
-      await this.process(job, archive.path, attempt.signal);
+      await this.process(attempt, archive.path, task.signal);
       ended("complete");
     } catch (error) {
       if (error instanceof Superseded) return ended("superseded");
       if (error instanceof Stopped) {
-        ended(attempt.signal.aborted ? "stopped" : "requeued");
-        return attempt.signal.aborted ? undefined : this.jobs.requeue(job);
+        ended(task.signal.aborted ? "stopped" : "requeued");
+        return task.signal.aborted ? undefined : attempt.requeue();
       }
       if (error instanceof ArchiveError) {
         ended("failed", { reason: error.message });
-        return this.jobs.fail(job, error.message);
+        return attempt.fail(error.message);
       }
       ended("crashed", { error });
       throw error;
@@ -80,14 +83,14 @@ export class MultimediaWorker {
     }
   }
 
-  private async process(job: JobRow, archivePath: string, claim: AbortSignal): Promise<void> {
-    const references = await this.apps.references(job.appId);
-    const { result, stored } = await processArchive(archivePath, references, this.jobs.limits, await this.blobs.tempDir(), {
-      progress: (current, total) => this.jobs.progress(job, current, total),
-      store: (file) => this.jobs.storeMedia(job, { ...file, mediaClass: MEDIA_CLASS[file.mediaType] }),
+  private async process(attempt: Attempt, archivePath: string, claim: AbortSignal): Promise<void> {
+    const references = await this.apps.references({ id: attempt.job.domainId }, attempt.job.appId);
+    const { result, stored } = await processArchive(archivePath, references, zipLimitsOf(this.config), await this.blobs.tempDir(), {
+      progress: (current, total) => attempt.progress(current, total),
+      store: (file) => attempt.store({ ...file, mediaClass: MEDIA_CLASS[file.mediaType] }),
       // a lost claim means pg-boss has already given the job to another attempt
       stopping: () => this.stopping || claim.aborted,
     });
-    await this.jobs.complete(job, result, stored);
+    await attempt.complete(result, stored);
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { localEventBus, type EventBus } from "../../src/events/bus.ts";
-import { emptyArchiveResult } from "../../src/multimedia/archive-result.ts";
+import { emptyArchiveResult } from "../../src/multimedia/archive/archive-result.ts";
 import { JobFeed, type FeedSource } from "../../src/multimedia/job.coalescing.ts";
 import type { JobState, MultimediaStatus } from "../../src/multimedia/job.events.ts";
 

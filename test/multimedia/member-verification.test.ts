@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkArchive } from "../../src/multimedia/zip-check.ts";
-import { processArchive, UNREADABLE_ENTRY } from "../../src/multimedia/zip-processor.ts";
+import { checkArchive } from "../../src/multimedia/archive/zip-check.ts";
+import { processArchive, UNREADABLE_ENTRY } from "../../src/multimedia/archive/zip-processor.ts";
 import { damageEntry, entryLayout, png, zip } from "../helpers/archives.ts";
 
 /**

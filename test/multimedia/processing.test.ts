@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findReferences } from "../../src/apps/references.ts";
-import { ArchiveError, processArchive } from "../../src/multimedia/zip-processor.ts";
+import { ArchiveError, processArchive } from "../../src/multimedia/archive/zip-processor.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import {
   appSource,

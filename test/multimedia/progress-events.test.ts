@@ -9,9 +9,10 @@ import { aroundStatements } from "../helpers/db.ts";
 
 /**
  * CONTRACT §7.4, where the events are made: a running job publishes each progress once, in order,
- * whoever reads it. The job service publishes the row as it is when a send goes out, which may be
- * later than the progress that asked for it; the subscribers' coalescing (job.coalescing.ts) lets
- * an equal progress through, so a progress published twice reached every dashboard twice (and ran
+ * whoever reads it. The publisher (job.publisher.ts) sends a progress within the job's rate from
+ * the row its write returned, and a held-back one from the row as it is when the send goes out,
+ * which may be later than the progress that asked for it; the subscribers' coalescing
+ * (job.coalescing.ts) lets an equal progress through, so a progress published twice reached every dashboard twice (and ran
  * every shared subscription execution twice: test/graphql/subscription-events.test.ts).
  */
 
@@ -67,17 +68,15 @@ describe("CONTRACT §7.4 a running job publishes each progress once, in order", 
     const heard: MultimediaStatus[] = [];
     const stop = app.services.multimediaJobs.listen(domain.id, (status) => heard.push(status));
     const processingId = (await postMultimedia(app, user.authorization, "demo", appId, archive).expect(200)).body.processing_id as string;
-    const jobs = app.services.multimediaJobs;
-
     // the attempt a worker would run (workers: 0, so this test drives it entry by entry)
-    const job = (await jobs.begin({ id: randomUUID(), retryCount: 0, data: { processingId } } as TaskAttempt))!;
-    await jobs.progress(job, 1, 3); // within the window: sent now
+    const job = (await app.services.jobAttempts.begin({ id: randomUUID(), retryCount: 0, data: { processingId } } as TaskAttempt))!;
+    await job.progress(1, 3); // within the window: sent now
     await until(() => heard.some((s) => s.current === 1));
-    await jobs.progress(job, 2, 3); // over it: held back for about a second
+    await job.progress(2, 3); // over it: held back for about a second
     // the third entry's write commits, and its call is still on its way back when the held-back
     // send of the second fires: that send reads the row as it is now, the third entry's
     const { reached, release } = gate.arm();
-    const third = jobs.progress(job, 3, 3);
+    const third = job.progress(3, 3);
     await reached;
     await until(() => heard.some((s) => s.current === 3));
     release();
@@ -85,7 +84,7 @@ describe("CONTRACT §7.4 a running job publishes each progress once, in order", 
     // the third entry's own send, held back for the next window, would go out about a second later;
     // then the job settles, and the bus keeps the order of what one process publishes
     await new Promise((r) => setTimeout(r, 1500));
-    await jobs.fail(job, "stopped by the test");
+    await job.fail("stopped by the test");
     await until(() => heard.some((s) => s.state === "failed"));
     stop();
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import type { AppService } from "../../src/apps/app.service.ts";
+import { AppSystem } from "../../src/apps/app.system.ts";
 import type { TaskAttempt } from "../../src/multimedia/job.queue.ts";
-import { emptyArchiveResult } from "../../src/multimedia/archive-result.ts";
-import { Superseded } from "../../src/multimedia/job.service.ts";
+import { emptyArchiveResult } from "../../src/multimedia/archive/archive-result.ts";
+import { Superseded } from "../../src/multimedia/job.attempt.ts";
 import { MultimediaWorker } from "../../src/multimedia/worker.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { appSource, appsBase, createApp, getStatus, png, postMultimedia, waitForStatus, zip } from "../helpers/archives.ts";
@@ -47,9 +47,13 @@ beforeAll(async () => {
 afterAll(() => app?.close());
 
 /** Runs the queued jobs of `app` with a worker of its own until `until` resolves. */
-async function withWorker<T>(target: TestApp, until: () => Promise<T>, apps: AppService = target.services.apps): Promise<T> {
-  const { multimediaJobs, blobs, jobQueue, config } = target.services;
-  const worker = new MultimediaWorker(multimediaJobs, apps, blobs, jobQueue, { ...config, workers: 1 });
+async function withWorker<T>(
+  target: TestApp,
+  until: () => Promise<T>,
+  apps: Pick<AppSystem, "references"> = new AppSystem(target.db.prisma),
+): Promise<T> {
+  const { jobAttempts, blobs, jobQueue, config } = target.services;
+  const worker = new MultimediaWorker(jobAttempts, apps, blobs, jobQueue, { ...config, workers: 1 });
   await worker.start();
   try {
     return await until();
@@ -287,10 +291,12 @@ describe("a failed job → 500 {success: false, error: Multimedia processing tas
 });
 
 /** The app service with `references` (the first thing a job reads) replaced. */
-function appsWhere(references: AppService["references"]): AppService {
-  const real = app.services.apps;
-  return Object.assign(Object.create(Object.getPrototypeOf(real)), real, { references });
+function appsWhere(references: AppSystem["references"]): Pick<AppSystem, "references"> {
+  return { references };
 }
+
+/** The worker's real read of an app's references. */
+const realReferences: AppSystem["references"] = (domain, appId) => new AppSystem(app.db.prisma).references(domain, appId);
 
 describe("attempts: a crash is retried, three crashes fail the job, a stale attempt writes nothing", () => {
   it("a job that crashes on every attempt is tried three times, then failed → 500", async () => {
@@ -314,10 +320,10 @@ describe("attempts: a crash is retried, three crashes fail the job, a stale atte
     const appId = await createApp(app, user.authorization, DOMAIN, appSource({ paths: ["jr://file/commcare/image/a.png"] }));
     const id = await queued(appId);
     let tries = 0;
-    const flaky = appsWhere(async (target) => {
+    const flaky = appsWhere(async (domain, target) => {
       tries += 1;
       if (tries === 1) throw new Error("the database went away");
-      return app.services.apps.references(target);
+      return realReferences(domain, target);
     });
     const res = await withWorker(app, () => waitForStatus(app, user.authorization, DOMAIN, appId, id), flaky);
     expect(res.status).toBe(200);
@@ -329,35 +335,35 @@ describe("attempts: a crash is retried, three crashes fail the job, a stale atte
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
     const attempt = (retryCount: number) => ({ id: randomUUID(), retryCount, data: { processingId: id } }) as TaskAttempt;
-    const jobs = app.services.multimediaJobs;
+    const jobs = app.services.jobAttempts;
     const stale = (await jobs.begin(attempt(0)))!;
     const current = (await jobs.begin(attempt(1)))!;
-    await jobs.progress(current, 1, 3);
-    await expect(jobs.progress(stale, 2, 3)).rejects.toBeInstanceOf(Superseded);
-    await expect(jobs.complete(stale, emptyArchiveResult(), [])).rejects.toBeInstanceOf(Superseded);
-    await jobs.fail(stale, "stale");
+    await current.progress(1, 3);
+    await expect(stale.progress(2, 3)).rejects.toBeInstanceOf(Superseded);
+    await expect(stale.complete(emptyArchiveResult(), [])).rejects.toBeInstanceOf(Superseded);
+    await stale.fail("stale");
     expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({
       status: "running",
       current: 1,
-      lockedBy: current.attempt,
+      lockedBy: current.job.attempt,
     });
   });
 
   it("a job interrupted by shutdown goes back to the queue, not counted as a failed attempt, and completes later", async () => {
     const appId = await createApp(app, user.authorization, DOMAIN, appSource({ paths: ["jr://file/commcare/image/a.png"] }));
     const id = await queued(appId);
-    const { multimediaJobs, blobs, jobQueue, config } = app.services;
+    const { jobAttempts, blobs, jobQueue, config } = app.services;
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));
     let stopped!: () => void;
     const stopCalled = new Promise<void>((resolve) => (stopped = resolve));
     // references() is the job's first read: hold the job there until shutdown has begun
-    const held = appsWhere(async (target) => {
+    const held = appsWhere(async (domain, target) => {
       started();
       await stopCalled;
-      return app.services.apps.references(target);
+      return realReferences(domain, target);
     });
-    const worker = new MultimediaWorker(multimediaJobs, held, blobs, jobQueue, { ...config, workers: 1 });
+    const worker = new MultimediaWorker(jobAttempts, held, blobs, jobQueue, { ...config, workers: 1 });
     await worker.start();
     await running;
     const stopping = worker.stop();
@@ -374,6 +380,6 @@ describe("attempts: a crash is retried, three crashes fail the job, a stale atte
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
     await app.db.prisma.multimediaJob.update({ where: { id }, data: { status: "complete", result: emptyArchiveResult() as object } });
-    expect(await app.services.multimediaJobs.begin({ id: randomUUID(), retryCount: 0, data: { processingId: id } } as TaskAttempt)).toBeNull();
+    expect(await app.services.jobAttempts.begin({ id: randomUUID(), retryCount: 0, data: { processingId: id } } as TaskAttempt)).toBeNull();
   });
 });

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import yauzl from "yauzl";
-import { checkArchive } from "../../src/multimedia/zip-check.ts";
+import { checkArchive } from "../../src/multimedia/archive/zip-check.ts";
 import { damageEntry, entryLayout, png, zeroEntries, zip } from "../helpers/archives.ts";
 
 /**

@@ -3,7 +3,7 @@ import { mkdtemp, open, rm, writeFile, type FileHandle } from "node:fs/promises"
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { WindowedFile } from "../../src/multimedia/zip-file.ts";
+import { WindowedFile } from "../../src/multimedia/archive/zip-file.ts";
 
 /**
  * The windowed reads the processor and the upload check share: two 4 MiB buffers filled in turn,

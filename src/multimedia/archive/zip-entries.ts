@@ -1,6 +1,7 @@
 import { promisify } from "node:util";
 import { crc32, inflateRaw, inflateRawSync } from "node:zlib";
 import yauzl from "yauzl";
+import type { Config } from "../../config.ts";
 
 /**
  * What the upload check (zip-check.ts) and the processor (zip-processor.ts) agree on about an
@@ -17,6 +18,16 @@ export interface ZipLimits {
   maxRatio: number;
   /** the whole archive's ratio is checked once the entries read total more than this */
   ratioFloorBytes: number;
+}
+
+/** The limits as configured (ZIP_MAX_*), for the upload check and the worker alike. */
+export function zipLimitsOf(config: Pick<Config, "zipMaxEntryBytes" | "zipMaxTotalBytes" | "zipMaxRatio" | "zipRatioFloorBytes">): ZipLimits {
+  return {
+    maxEntryBytes: config.zipMaxEntryBytes,
+    maxTotalBytes: config.zipMaxTotalBytes,
+    maxRatio: config.zipMaxRatio,
+    ratioFloorBytes: config.zipRatioFloorBytes,
+  };
 }
 
 /** Entries up to this size are held in memory; larger ones are streamed. */

@@ -1,4 +1,4 @@
-import type { MediaType } from "../apps/references.ts";
+import type { MediaType } from "../../apps/references.ts";
 
 /**
  * What processing an archive yields (CONTRACT §4 "Processing"): the result a complete job keeps

@@ -1,4 +1,4 @@
-import { mediaTypeOfPath, type MediaType } from "../apps/references.ts";
+import { mediaTypeOfPath, type MediaType } from "../../apps/references.ts";
 
 /**
  * Media types of CONTRACT §4 "Processing": an archive entry's from its content (magic bytes), else

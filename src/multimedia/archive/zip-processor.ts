@@ -9,8 +9,8 @@ import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promi
 import { crc32 } from "node:zlib";
 import { fileTypeFromBuffer } from "file-type";
 import yauzl from "yauzl";
-import { tempPrefix } from "../util/temp-entries.ts";
-import { referencePathOf, type MediaType, type Reference } from "../apps/references.ts";
+import { tempPrefix } from "../../util/temp-entries.ts";
+import { referencePathOf, type MediaType, type Reference } from "../../apps/references.ts";
 import { emptyArchiveResult, type ArchiveResult, type StoredMedia } from "./archive-result.ts";
 import { MEDIA_CLASS, MEDIA_LABEL, mediaOfContent } from "./media-types.ts";
 import {
