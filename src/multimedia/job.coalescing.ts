@@ -131,13 +131,17 @@ export class JobFeed implements AsyncIterableIterator<MultimediaStatus> {
       } else {
         this.jobs.set(status.id, { window: new RateWindow(this.options.perSecond), ...now });
       }
-      return this.emit(status);
+      this.emit(status);
+      return;
     }
     // an event older than the one already sent (or held) would move the progress backwards, the same one repeat it
     if (status.current < job.current || (status.current === job.current && status.total === job.total)) return;
     job.current = status.current;
     job.total = status.total;
-    if (!job.held && job.window.take()) return this.emit(status, true);
+    if (!job.held && job.window.take()) {
+      this.emit(status, true);
+      return;
+    }
     job.held = status;
     job.timer ??= setTimeout(() => this.release(job), job.window.waitMs()).unref();
   }

@@ -313,7 +313,7 @@ async function processOpenArchive(
   let current = 0;
   let expanded = 0;
   // a NUL in a name cannot be stored in the result (jsonb): it is reported as U+FFFD
-  const shown = (p: string) => p.replace(/\u0000/g, "\uFFFD");
+  const shown = (p: string) => p.replaceAll("\u0000", "\uFFFD");
   const unmatched = (p: string, reason: string) => result.unmatched_files.push({ path: shown(p), reason });
 
   type Read = Promise<Spooled | { unreadable: string }>;
