@@ -55,7 +55,7 @@ function oauthModel(prisma: Prisma, lifetimes: Lifetimes) {
     async getUserFromClient(client: ClientRecord) {
       if (!client.userId) return false;
       const user = await prisma.user.findUnique({ where: { id: client.userId } });
-      return user && user.isActive ? { id: user.id, username: user.username } : false;
+      return user?.isActive ? { id: user.id, username: user.username } : false;
     },
 
     async validateScope(_user: unknown, _client: unknown, scope?: string[]) {

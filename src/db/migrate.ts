@@ -53,7 +53,10 @@ async function withEngine<T>(adapterFactory: SqlMigrationAwareDriverAdapterFacto
     connect: async () => track(await adapterFactory.connect()),
     connectToShadowDb: async () => track(await adapterFactory.connectToShadowDb()),
   };
-  const track = (adapter: SqlDriverAdapter) => (opened.push(adapter), adapter);
+  const track = (adapter: SqlDriverAdapter) => {
+    opened.push(adapter);
+    return adapter;
+  };
   const engine = await SchemaEngine.new({ datamodels: undefined }, () => {}, bindMigrationAwareSqlAdapterFactory(tracked));
   try {
     return await run(engine);

@@ -31,6 +31,7 @@ registerNodeTypes(Object.keys(NODE_FETCHERS) as NodeTypeName[]);
  * loaders to the context but registers no factory for them, or is missing from FEATURES, fails here
  * with the loaders' name.
  */
+// biome-ignore lint/correctness/noUnusedVariables: a check at compile time, never used as a type
 type EveryLoaderIsMade = Unmade<Exclude<keyof Loaders, LoadersOf<(typeof FEATURES)[number]>>>;
 type LoadersOf<Feature> = Feature extends { loaders: infer Made } ? keyof Made : never;
 type Unmade<Names extends never> = Names;

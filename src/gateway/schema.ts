@@ -13,6 +13,7 @@ import { DateTimeISOScalar } from "../graphql/scalars.ts";
 import { FEATURES } from "./features.ts";
 import { NodeResolver } from "./node.resolver.ts";
 
+// biome-ignore lint/complexity/noBannedTypes: type-graphql takes its resolver classes as Function
 const RESOLVERS: NonEmptyArray<Function> = [NodeResolver, ...FEATURES.flatMap((feature: GraphQLFeature) => feature.resolvers)];
 
 /**

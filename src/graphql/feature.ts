@@ -13,6 +13,7 @@ export type LoaderFactories = { [K in keyof Loaders]: (principal: Principal, ser
 
 export interface GraphQLFeature {
   /** type-graphql resolver classes, in the order the schema is built from */
+  // biome-ignore lint/complexity/noBannedTypes: type-graphql takes its resolver classes as Function
   resolvers: readonly Function[];
   /** the fetcher of each Node type the feature owns */
   nodes?: { [T in NodeTypeName]?: NodeFetcher<GraphQLContext> };

@@ -109,8 +109,6 @@ const scopeOf = (ctx: GraphQLContext, domain: string): Promise<MultimediaScope> 
 /** Pages of the job history (CONTRACT §7.4). */
 const JOB_PAGES: ConnectionBound = { defaultSize: 20, maxSize: 500 };
 
-const STATES = Object.values(MultimediaJobState) as JobState[];
-
 @Resolver(() => MultimediaJobType)
 export class MultimediaResolver {
   @Query(() => MultimediaJobType, { description: "A multimedia job of the domain by its processing id, while the history keeps it (edit_apps)." })
