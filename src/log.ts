@@ -127,7 +127,7 @@ const REDACT_PATHS = [
 /** The line sink: stderr, looked up on each write (a test may capture it). */
 const stderrSink = { write: (line: string) => process.stderr.write(line) };
 
-export const logger: Logger = pino(
+const logger: Logger = pino(
   {
     level: "info",
     messageKey: "message",

@@ -27,7 +27,7 @@ registerEnumType(PermissionEnum, {
 });
 
 /** The OAuth 2.0 grant types a client may use at `POST /oauth/token`; values as the token endpoint names them. */
-export enum OAuthGrantEnum {
+enum OAuthGrantEnum {
   PASSWORD = "password",
   REFRESH_TOKEN = "refresh_token",
   CLIENT_CREDENTIALS = "client_credentials",

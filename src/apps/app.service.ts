@@ -58,7 +58,7 @@ function unstorableSource(source: unknown): string | undefined {
   return undefined;
 }
 
-export function missingWarning(references: Reference[], map: MultimediaMap): string[] {
+function missingWarning(references: Reference[], map: MultimediaMap): string[] {
   const present = new Set(Object.keys(map).map((p) => p.toLowerCase()));
   const missing = references.filter((r) => !present.has(r.path.toLowerCase())).length;
   return missing ? [`the application is missing multimedia file(s): ${missing} referenced file(s) not yet uploaded`] : [];

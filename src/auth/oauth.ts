@@ -10,7 +10,7 @@ import { hashToken, safeEqual, verifyUserPassword } from "./secrets.ts";
  * as hashes; a refresh rotates the pair and revokes the old one.
  */
 
-export const OAUTH_SCOPE = "access_apis";
+const OAUTH_SCOPE = "access_apis";
 export const OAUTH_GRANTS = ["password", "refresh_token", "client_credentials"] as const;
 
 interface ClientRecord extends OAuth2Server.Client {
@@ -137,7 +137,7 @@ export interface AccessTokenHolder {
 }
 
 /** The RFC 6749 §5.2 error code of a token request refused for too many failed logins (429). */
-export const TOO_MANY_ATTEMPTS = "too_many_attempts";
+const TOO_MANY_ATTEMPTS = "too_many_attempts";
 
 function errorResponse(status: number, error: string, description: string, headers: Record<string, string> = {}): TokenResponse {
   return { status, headers: { "Cache-Control": "no-store", ...headers }, body: { error, error_description: description } };

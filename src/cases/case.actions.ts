@@ -12,7 +12,7 @@ import { isXmlElementName } from "../util/xml.ts";
  * name the contract's (snake_case) fields.
  */
 
-export const MAX_BULK = 100;
+const MAX_BULK = 100;
 const MAX_LENGTH = 255;
 /** Names a property may not take, because they are fields of the case itself. */
 const TOP_LEVEL = new Set([
@@ -42,7 +42,7 @@ const TOP_LEVEL = new Set([
  */
 const RESERVED_NAME = "__proto__";
 const INDEX_KEYS = new Set(["case_id", "external_id", "temporary_id", "case_type", "relationship"]);
-export const RELATIONSHIPS = ["child", "extension"] as const;
+const RELATIONSHIPS = ["child", "extension"] as const;
 
 /** What a write request names besides its items: it decides which fields an item may carry and what it means. */
 export type WriteTarget =
@@ -75,7 +75,7 @@ export interface CaseItem {
 
 export type IndexRef = { by: "case_id"; value: string } | { by: "external_id"; value: string } | { by: "temporary_id"; value: string };
 
-export interface IndexChange {
+interface IndexChange {
   name: string;
   /** null removes the index */
   target: { ref: IndexRef; caseType: string; relationship: string } | null;

@@ -14,7 +14,7 @@ import { FormRepository, type FormView } from "./form.repository.ts";
  * every read then runs in the domain of that scope and returns records, which each face shapes.
  */
 
-export const MAX_BULK_IDS = 5000;
+const MAX_BULK_IDS = 5000;
 
 export interface BulkRequest {
   caseIds: string[];
@@ -28,7 +28,7 @@ export interface BulkEntry {
   record: CaseRecord | undefined;
 }
 
-export interface CasePage {
+interface CasePage {
   records: CaseRecord[];
   /** how many cases match the query from this page on */
   total: number;
@@ -37,7 +37,7 @@ export interface CasePage {
 }
 
 /** What a slice read: see `slice`. */
-export interface CaseSliceRead {
+interface CaseSliceRead {
   read: KeyedCase[];
   total: number;
   outside: { beforeAfter: boolean; afterBefore: boolean };

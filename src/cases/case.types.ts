@@ -154,7 +154,7 @@ export class FormType {
   caseIds!: string[];
 }
 
-export const { EdgeType: CaseEdgeType, ConnectionType: CaseConnectionType } = connectionTypes(CaseType, {
+export const { ConnectionType: CaseConnectionType } = connectionTypes(CaseType, {
   type: "Case",
   items: "cases",
   totalCount:

@@ -8,7 +8,7 @@ import { isUuid } from "../util/ids.ts";
  * scoped to one domain. The write service stores them (with its CTE statement); this only reads.
  */
 
-export const FORM_SELECT = {
+const FORM_SELECT = {
   id: true,
   xmlns: true,
   userId: true,

@@ -11,7 +11,7 @@ import { bindMigrationAwareSqlAdapterFactory, type SqlDriverAdapter, type SqlMig
 
 const projectRoot = path.resolve(import.meta.dirname, "..", "..");
 export const MIGRATIONS_DIR = path.join(projectRoot, "prisma", "migrations");
-export const SCHEMA_PATH = path.join(projectRoot, "prisma", "schema.prisma");
+const SCHEMA_PATH = path.join(projectRoot, "prisma", "schema.prisma");
 
 type EngineModule = typeof import("@prisma/schema-engine-wasm/schema_engine_bg");
 type SchemaEngine = Awaited<ReturnType<EngineModule["SchemaEngine"]["new"]>>;
@@ -75,7 +75,7 @@ export async function migrationNames(dir = MIGRATIONS_DIR): Promise<string[]> {
     .sort();
 }
 
-export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationList> {
+async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationList> {
   const names = await migrationNames(dir);
   const lockPath = path.join(dir, "migration_lock.toml");
   return {

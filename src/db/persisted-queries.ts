@@ -2,7 +2,7 @@ import type { KeyValueCache, KeyValueCacheSetOptions } from "@apollo/utils.keyva
 import type { Prisma } from "./client.ts";
 
 /** A document longer than this is run but not registered: a few such entries must not fill the table. */
-export const APQ_MAX_DOCUMENT_CHARS = 100_000;
+const APQ_MAX_DOCUMENT_CHARS = 100_000;
 
 export interface PersistedQueryLimits {
   /** how long an entry lives when Apollo names no TTL of its own */

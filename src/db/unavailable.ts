@@ -62,7 +62,7 @@ export function isStatementCancelled(error: unknown, depth = 0): boolean {
 }
 
 /** What an outage log line says of the driver error: its name, code and first line, no more. */
-export function describeOutage(error: unknown): Record<string, unknown> {
+function describeOutage(error: unknown): Record<string, unknown> {
   const e = (error ?? {}) as { name?: unknown; code?: unknown; message?: unknown };
   return { name: e.name, code: e.code, message: typeof e.message === "string" ? e.message.split("\n")[0].slice(0, 200) : undefined };
 }

@@ -19,9 +19,9 @@ export type Topics = {
 export type PubSub = ReturnType<typeof createPubSub<Topics>>;
 
 /** The topics published without a routing id, whose events carry one payload. */
-export type PlainTopic = { [K in keyof Topics]: Topics[K] extends [unknown] ? K : never }[keyof Topics];
+type PlainTopic = { [K in keyof Topics]: Topics[K] extends [unknown] ? K : never }[keyof Topics];
 /** The topics published with a routing id (a domain's), whose subscribers hear the events of one id. */
-export type RoutedTopic = { [K in keyof Topics]: Topics[K] extends [string, unknown] ? K : never }[keyof Topics];
+type RoutedTopic = { [K in keyof Topics]: Topics[K] extends [string, unknown] ? K : never }[keyof Topics];
 
 export interface EventBus {
   pubsub: PubSub;

@@ -13,7 +13,7 @@ import { NODE_FETCHERS } from "./features.ts";
 const HIDDEN = new Set<ErrorCode>(["FORBIDDEN", "NOT_FOUND", "BAD_USER_INPUT"]);
 
 /** The most ids one `nodes` takes, like a relation list's largest page (G3: 240,000 ids stalled the process). */
-export const MAX_NODE_IDS = RELATION_LIST.maxSize;
+const MAX_NODE_IDS = RELATION_LIST.maxSize;
 
 /**
  * Ids of one `nodes` fetched together (each feature's loader batches them per domain): the

@@ -183,7 +183,7 @@ class EdgeValue<Node> {
   }
 }
 
-export interface PageInfoValue {
+interface PageInfoValue {
   hasNextPage: boolean;
   hasPreviousPage: boolean;
   startCursor: string | null;

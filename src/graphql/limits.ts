@@ -165,7 +165,7 @@ export function parseDocument(query: string, limits: { graphqlMaxTokens: number 
  * every case field still fits the default GRAPHQL_MAX_COST; ten aliases of a 2,000-case page of
  * properties do not. What the estimate admits is still counted byte by byte as it runs (budget.ts).
  */
-export const JSON_FIELD_COST = 20;
+const JSON_FIELD_COST = 20;
 
 const JSON_TYPES = new Set(["JSON", "JSONObject"]);
 

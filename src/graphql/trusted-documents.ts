@@ -60,7 +60,7 @@ function operationNamesOf(body: string, id: string): string[] {
   }
 }
 
-export function trustedDocuments(entries: readonly ManifestEntry[]): TrustedDocuments {
+function trustedDocuments(entries: readonly ManifestEntry[]): TrustedDocuments {
   const byHash = new Map<string, string>();
   const operationNames = new Set<string>();
   for (const { id, body } of entries) {

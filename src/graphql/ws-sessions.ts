@@ -21,7 +21,7 @@ import { graphqlSubscriptionsActive } from "../observability/metrics.ts";
  */
 
 /** graphql-ws's code for a refused connection: the one code for "your credentials no longer stand". */
-export const FORBIDDEN_CLOSE = 4403;
+const FORBIDDEN_CLOSE = 4403;
 
 /** One live subscription: the subscribe message's payload (ids may be reused) and the domains it names. */
 interface LiveSubscription {

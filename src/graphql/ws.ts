@@ -68,7 +68,7 @@ export interface WsEndpoint {
  * Closes a connection whose client has too many failed password logins (like HTTP's 429). Not 4429:
  * graphql-ws uses that for a repeated connection_init, and its client never reconnects after it.
  */
-export const WS_CLOSE_TOO_MANY_LOGINS = 4430;
+const WS_CLOSE_TOO_MANY_LOGINS = 4430;
 
 /** What authentication reads of a connection: its Authorization parameter, as a GET of /graphql. */
 function connectionCredentials(params: Record<string, unknown> | undefined, address: string | undefined): Credentials {

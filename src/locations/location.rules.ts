@@ -11,12 +11,12 @@ import type { LocationFields, LocationFilter, LocationOrder } from "./location.m
  */
 
 export const MAX_LOCATION_LIMIT = 5000;
-export const MAX_BULK_LOCATIONS = 100;
+const MAX_BULK_LOCATIONS = 100;
 /**
  * Longest name and site code, in characters (HQ's 255): both are index keys, and a btree entry over
  * ~2700 bytes fails in SQL (a 500).
  */
-export const MAX_TEXT_LENGTH = 255;
+const MAX_TEXT_LENGTH = 255;
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
 
 /** `latitude`/`longitude` that is not a decimal number; `value` as it was sent. */

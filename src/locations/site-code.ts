@@ -9,7 +9,7 @@ export function isValidSiteCode(code: string): boolean {
 }
 
 /** Longest generated base: with a collision suffix it stays within 255 characters. */
-export const MAX_BASE_LENGTH = 240;
+const MAX_BASE_LENGTH = 240;
 
 /**
  * The base of a generated site code: the name transliterated to ASCII and lowercased, each run of

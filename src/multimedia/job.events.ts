@@ -8,7 +8,7 @@ import type { ArchiveResult } from "./archive/archive-result.ts";
 
 export const MULTIMEDIA_PROGRESS = "multimediaProgress" as const;
 
-export const JOB_STATES = ["queued", "running", "complete", "failed"] as const;
+const JOB_STATES = ["queued", "running", "complete", "failed"] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
 /** A job's status as the domain knows it; each face makes its own wire format of it. */

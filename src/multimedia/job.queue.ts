@@ -11,15 +11,15 @@ import { log } from "../log.ts";
  * progress that the contract's status endpoint reads.
  */
 
-export const MULTIMEDIA_QUEUE = "multimedia";
+const MULTIMEDIA_QUEUE = "multimedia";
 /** Where pg-boss puts a job that ran out of attempts: its row is then marked failed. */
-export const MULTIMEDIA_GAVE_UP = "multimedia-gave-up";
+const MULTIMEDIA_GAVE_UP = "multimedia-gave-up";
 /** Attempts per job, the first included (pg-boss counts the retries after it). */
-export const MAX_ATTEMPTS = 3;
+const MAX_ATTEMPTS = 3;
 /** A hard ceiling on one attempt however alive its worker looks. */
 const ATTEMPT_TIMEOUT_SECONDS = 6 * 3600;
 
-export interface MultimediaTask {
+interface MultimediaTask {
   processingId: string;
 }
 

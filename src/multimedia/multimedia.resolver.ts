@@ -41,7 +41,7 @@ export type JobNode = Omit<MultimediaJobType, "restStatus" | "result"> & { statu
 /** A date of a status, which is a string once an event crossed the PostgreSQL bus. */
 const asDate = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
 
-export function toJob(status: MultimediaStatus, domain: string): JobNode {
+function toJob(status: MultimediaStatus, domain: string): JobNode {
   const complete = status.state === "complete";
   return {
     status,

@@ -215,7 +215,7 @@ export class MultimediaJobType {
   restStatus!: Record<string, unknown>;
 }
 
-export const { EdgeType: MultimediaJobEdgeType, ConnectionType: MultimediaJobConnectionType } = connectionTypes(MultimediaJobType, {
+export const { ConnectionType: MultimediaJobConnectionType } = connectionTypes(MultimediaJobType, {
   type: "MultimediaJob",
   items: "multimedia jobs",
   totalCount: "every job of the domain's history (MULTIMEDIA_JOB_HISTORY_DAYS) the filter matches, the same on every page",

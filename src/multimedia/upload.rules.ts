@@ -15,12 +15,12 @@ import { DomainError } from "../errors.ts";
  */
 
 /** What a client refused for a full queue is asked to wait: about one job's run. */
-export const QUEUE_FULL_RETRY_SECONDS = 60;
+const QUEUE_FULL_RETRY_SECONDS = 60;
 
-export const queueFullMessage = (limitBytes: number) =>
+const queueFullMessage = (limitBytes: number) =>
   `Multimedia archives waiting to be processed in this domain would exceed ${limitBytes} bytes. Retry once they are processed.`;
 
-export const LOW_DISK_MESSAGE = "Not enough free disk space to accept this upload. Retry later.";
+const LOW_DISK_MESSAGE = "Not enough free disk space to accept this upload. Retry later.";
 
 /** 429 QUOTA_EXCEEDED when `queuedBytes` plus `incomingBytes` would pass the domain's bound. */
 export function checkQueueRoom(queuedBytes: number, incomingBytes: number, limitBytes: number): void {

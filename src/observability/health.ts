@@ -5,7 +5,7 @@ import express, { type Router } from "express";
  * database round trip), `/readyz` says it may be sent traffic: every check passes and it is not
  * stopping. A check that throws or answers false fails; the body names each check's state.
  */
-export type ReadinessCheck = () => Promise<boolean | string>;
+type ReadinessCheck = () => Promise<boolean | string>;
 
 export interface Probes {
   /** named checks of /readyz, e.g. database, migrations, job queue */
@@ -33,7 +33,7 @@ async function runCheck(check: ReadinessCheck): Promise<string> {
   }
 }
 
-export async function readiness(probes: Probes): Promise<{ ready: boolean; checks: Record<string, string> }> {
+async function readiness(probes: Probes): Promise<{ ready: boolean; checks: Record<string, string> }> {
   const names = Object.keys(probes.checks);
   const states = await Promise.all(names.map((name) => runCheck(probes.checks[name]!)));
   const checks: Record<string, string> = Object.fromEntries(names.map((name, i) => [name, states[i]!]));

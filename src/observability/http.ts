@@ -13,10 +13,10 @@ import { httpRequestDuration, httpRequests } from "./metrics.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** the route label of a path no route of the server knows: one value, whatever the path */
-export const UNKNOWN_ROUTE = "unknown";
+const UNKNOWN_ROUTE = "unknown";
 
 /** The client's request id when it is well-formed, else a new one. */
-export function requestIdOf(header: string | string[] | undefined): string {
+function requestIdOf(header: string | string[] | undefined): string {
   return typeof header === "string" && REQUEST_ID.test(header) ? header : randomUUID();
 }
 

@@ -35,7 +35,7 @@ import {
 export const LOGIN_THROTTLE_MESSAGE = "Too many failed login attempts. Retry later.";
 
 /** How long a successful login exempts its address from that username's budget. */
-export const TRUSTED_SECONDS = 7 * 24 * 3600;
+const TRUSTED_SECONDS = 7 * 24 * 3600;
 /** A process writes the same trust again at most this often (Basic logs in on every request). */
 const TRUST_REFRESH_MS = 3600 * 1000;
 /** Trusts this process remembers having written; past this it forgets them all and writes again. */
@@ -237,7 +237,7 @@ export class LoginThrottle {
 }
 
 /** Keys stay short and printable whatever the client sent: anything odd or long is hashed. */
-export function counterKey(value: string): string {
+function counterKey(value: string): string {
   return /^[A-Za-z0-9_.@:-]{1,100}$/.test(value) ? value : `#${sha256(value).slice(0, 40)}`;
 }
 

@@ -22,7 +22,7 @@ import { rateLimitedRequests } from "../observability/metrics.ts";
  * If the counter store fails (the database is restarting), requests are let through rather than
  * refused: the request then meets the same outage and gets its 503.
  */
-export const RATE_LIMIT_MESSAGE = "Rate limit exceeded";
+const RATE_LIMIT_MESSAGE = "Rate limit exceeded";
 export const RATE_LIMIT_TABLE = "rate_limits";
 
 /** A request naming more domains is charged in the first this many, plus one point on the user's own budget. */

@@ -6,9 +6,9 @@ import type { RequestHandler } from "express";
  * Apollo's CSRF-prevention headers (a GraphQL upload or GET from a page must send one), and a request
  * id of its own.
  */
-export const CORS_ALLOWED_HEADERS = ["Authorization", "Content-Type", "Apollo-Require-Preflight", "X-Apollo-Operation-Name", "X-Request-Id"];
+const CORS_ALLOWED_HEADERS = ["Authorization", "Content-Type", "Apollo-Require-Preflight", "X-Apollo-Operation-Name", "X-Request-Id"];
 /** The response headers a listed origin's page may read besides the CORS-safelisted ones. */
-export const CORS_EXPOSED_HEADERS = ["WWW-Authenticate", "Retry-After", "Location", "Allow", "X-Request-Id"];
+const CORS_EXPOSED_HEADERS = ["WWW-Authenticate", "Retry-After", "Location", "Allow", "X-Request-Id"];
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 /** how long a browser may reuse a preflight answer */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;

@@ -36,7 +36,7 @@ function ownHosts(req: Request, publicUrl: string | undefined): string[] {
  * trusted origin may write. The rule is the one of Go's net/http CrossOriginProtection; the
  * content type plays no part, so a cross-site form is refused whatever its encoding.
  */
-export function isCrossSiteWrite(req: Request, { publicUrl, trustedOrigins = [] }: CrossSiteOptions): boolean {
+function isCrossSiteWrite(req: Request, { publicUrl, trustedOrigins = [] }: CrossSiteOptions): boolean {
   if (SAFE_METHODS.has(req.method)) return false;
   const origin = req.get("origin");
   if (origin !== undefined && trustedOrigins.includes(origin)) return false;

@@ -8,7 +8,7 @@ import { DomainError } from "../errors.ts";
  */
 export type ErrorShape = "plain" | "apps";
 
-export function errorBody(error: DomainError, shape: ErrorShape): Record<string, unknown> {
+function errorBody(error: DomainError, shape: ErrorShape): Record<string, unknown> {
   return shape === "apps" ? { success: false, error: error.message, ...error.extra } : { error: error.message, ...error.extra };
 }
 

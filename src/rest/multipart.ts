@@ -15,7 +15,7 @@ import { tempPrefix } from "../util/temp-entries.ts";
  * early (the client hangs up, a stream fails) ends the read at once: the files are closed, the
  * directory removed and the promise rejected, so no descriptor, file or pending request is left.
  */
-export interface UploadedFile {
+interface UploadedFile {
   path: string;
   size: number;
   filename: string;
@@ -36,8 +36,8 @@ export interface MultipartOptions {
 }
 
 /** Far above what any form of the API sends, low enough to bound what one body costs. */
-export const MULTIPART_MAX_FIELDS = 100;
-export const MULTIPART_MAX_FILES = 20;
+const MULTIPART_MAX_FIELDS = 100;
+const MULTIPART_MAX_FILES = 20;
 
 const malformed = () => badInput("Malformed multipart body.");
 const tooLarge = (message: string) => new DomainError("PAYLOAD_TOO_LARGE", message);

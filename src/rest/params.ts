@@ -17,7 +17,7 @@ const AUTHORITY = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
  * say (Express reads them). A host that is no host (a path, a user part) is refused rather than
  * written into a link.
  */
-export function requestOrigin(req: Request): string {
+function requestOrigin(req: Request): string {
   const protocol = req.protocol.toLowerCase() === "https" ? "https" : "http";
   const host = req.host ?? "";
   if (!AUTHORITY.test(host)) throw badInput("Invalid Host header");

@@ -10,7 +10,7 @@ import puppeteer, { type Browser, type Page } from "puppeteer-core";
  * so that a page reaching for a CDN fails its test instead of hanging.
  */
 
-export const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM = "/usr/bin/chromium";
 
 export interface TestBrowser {
   browser: Browser;

@@ -54,7 +54,7 @@ export function blocksUnder(markdown: string, heading: string, lang: string): Co
 }
 
 /** Headings outside code blocks, as written. */
-export function headings(markdown: string): string[] {
+function headings(markdown: string): string[] {
   const titles: string[] = [];
   let fence: string | undefined;
   for (const line of markdown.split("\n")) {

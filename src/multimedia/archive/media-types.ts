@@ -15,7 +15,7 @@ export const MEDIA_CLASS: Record<MediaType, "AppImage" | "AppAudio" | "AppVideo"
 export const MEDIA_LABEL: Record<MediaType, string> = { image: "Image", audio: "Audio", video: "Video" };
 
 /** The media type of sniffed content (a MIME type), if it is media at all. */
-export function mediaTypeOfMime(mime: string | undefined): MediaType | undefined {
+function mediaTypeOfMime(mime: string | undefined): MediaType | undefined {
   const top = mime?.split("/")[0];
   return top === "image" || top === "audio" || top === "video" ? top : undefined;
 }
@@ -83,6 +83,6 @@ const CONTENT_TYPES: Record<string, string> = {
   webm: "video/webm",
 };
 
-export function contentTypeOfPath(path: string): string | undefined {
+function contentTypeOfPath(path: string): string | undefined {
   return CONTENT_TYPES[/\.([a-z0-9]+)$/i.exec(path)?.[1]?.toLowerCase() ?? ""];
 }

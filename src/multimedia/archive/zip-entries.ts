@@ -44,7 +44,7 @@ export function entryName(entry: yauzl.Entry): string {
   return lowLevel(raw.generalPurposeBitFlag, raw.fileNameRaw ?? (raw.fileName as Buffer), raw.extraFields, false);
 }
 
-export function unsafeName(name: string): boolean {
+function unsafeName(name: string): boolean {
   return (
     name.includes("\0") || name.startsWith("/") || name.startsWith("\\") || /^[a-z]:/i.test(name) || name.split(/[\\/]/).some((part) => part === "..")
   );
@@ -55,13 +55,6 @@ export function unsafeName(name: string): boolean {
  * the whole archive for one unsafe name: such an entry is reported unmatched instead.
  */
 export const ZIP_OPTIONS = { lazyEntries: true, validateEntrySizes: true, decodeStrings: false } as const;
-
-/** `autoClose`: yauzl closes the file after the last entry is read (no entry read ahead of use). */
-export function openZip(file: string, autoClose = true): Promise<yauzl.ZipFile> {
-  return new Promise((resolve, reject) =>
-    yauzl.open(file, { ...ZIP_OPTIONS, autoClose }, (error, zip) => (error || !zip ? reject(error ?? new Error("no zip")) : resolve(zip))),
-  );
-}
 
 export function compressionRatio(entry: yauzl.Entry): number {
   return entry.compressedSize > 0 ? entry.uncompressedSize / entry.compressedSize : entry.uncompressedSize;

@@ -66,7 +66,7 @@ export const UNREADABLE_ENTRY = "Error reading file";
 type Digests = { sha256: string; md5: string };
 
 /** An entry read; a small one's digests are computed only once it matches (digestsOf). */
-export type Spooled = { size: number; head: Buffer } & ({ buffer: Buffer } | ({ buffer: Buffer } & Digests) | ({ file: string } & Digests));
+type Spooled = { size: number; head: Buffer } & ({ buffer: Buffer } | ({ buffer: Buffer } & Digests) | ({ file: string } & Digests));
 
 /** sha256 for the dedupe, md5 for the wire: from memory, unless the read computed them already. */
 function digestsOf(spooled: Spooled): Digests {
