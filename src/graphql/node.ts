@@ -10,6 +10,7 @@ import { isUuid } from "../util/ids.ts";
 /**
  * The types that implement `Node`, by name; the first part of every global id. Each feature adds
  * its own from its `*.graphql.ts` (`declare module "../graphql/node.ts"`), so that the kit lists none.
+ * @public (extended by declaration merging, which knip does not follow)
  */
 // biome-ignore lint/suspicious/noEmptyInterface: empty here by design; each feature declares its members into it
 export interface NodeTypes {}

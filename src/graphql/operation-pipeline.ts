@@ -74,6 +74,7 @@ export type PipelineLimits = Pick<Config, "graphqlMaxCost" | "graphqlMaxDepth" |
 /**
  * The one list, in order. Trusted documents (PERSISTED_OPERATIONS=only) and the nesting bound read
  * the text; depth, aliases and directives validate the document; cost prices the operation.
+ * @public (a test extends this list to show that one stage covers both transports)
  */
 export function operationStages(limits: PipelineLimits, trustedDocuments?: TrustedDocuments): Stage[] {
   const stages: Stage[] = [];
