@@ -140,6 +140,16 @@ module.exports = {
       to: { path: "^src/(cases|locations|apps|multimedia|admin)/" },
     },
     {
+      name: "events-not-to-features",
+      comment:
+        "src/events is the bus every feature publishes on and every face subscribes through: it never " +
+        "imports a feature, or a feature and the bus would stand on each other. Each feature adds its " +
+        "topics and their payload types to the bus's TopicRegistry from its leaf *.events.ts (declare module).",
+      severity: "error",
+      from: { path: "^src/events/" },
+      to: { path: "^src/(cases|locations|apps|multimedia|admin|auth)/" },
+    },
+    {
       name: "gateway-only-from-server",
       comment:
         "src/gateway assembles GraphQL from the features, so it stands above them all: only the " +

@@ -9,3 +9,9 @@ export const CREDENTIALS_CHANGED = "credentialsChanged" as const;
 export interface CredentialsChangedEvent {
   userId: string;
 }
+
+declare module "../events/bus.ts" {
+  interface TopicRegistry {
+    credentialsChanged: [CredentialsChangedEvent];
+  }
+}

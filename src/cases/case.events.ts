@@ -8,3 +8,9 @@ export interface CaseChangedEvent {
   caseType: string;
   formId: string;
 }
+
+declare module "../events/bus.ts" {
+  interface TopicRegistry {
+    caseChanged: [CaseChangedEvent];
+  }
+}

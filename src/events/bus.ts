@@ -1,20 +1,22 @@
 import { setMaxListeners } from "node:events";
 import { createPubSub } from "@graphql-yoga/subscription";
-import type { CredentialsChangedEvent } from "../auth/credential.events.ts";
-import type { CaseChangedEvent } from "../cases/case.events.ts";
-import type { MultimediaStatus } from "../multimedia/job.events.ts";
 
 /**
  * The one PubSub of the process, with typed topics. Embedded mode delivers in process (here);
  * PostgreSQL mode sends every event through NOTIFY and delivers what LISTEN receives, so that a
  * subscriber on any process sees the events published on every process (postgres-bus.ts).
  */
-export type Topics = {
-  caseChanged: [CaseChangedEvent];
-  /** keyed by domain id: a job's own feed and its domain's dashboards read the same events */
-  multimediaProgress: [string, MultimediaStatus];
-  credentialsChanged: [CredentialsChangedEvent];
-};
+export type Topics = { [K in keyof TopicRegistry]: TopicRegistry[K] };
+
+/**
+ * Each topic's name and what an event of it carries: `[payload]`, or `[routing id, payload]`.
+ * Every feature adds its topics from its leaf `*.events.ts` (`declare module "../events/bus.ts"`),
+ * so that the bus imports no feature. (Topics, above, is this as a type literal: graphql-yoga's
+ * PubSub takes only a type with an index signature, which an interface is not.)
+ * @public (extended by declaration merging, which knip does not follow)
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: empty here by design; each feature declares its topics into it
+export interface TopicRegistry {}
 
 export type PubSub = ReturnType<typeof createPubSub<Topics>>;
 

@@ -11,7 +11,7 @@ import { answerFor, multipartError, uploadClientError } from "../admission/error
 import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
 import { log } from "../log.ts";
-import { memberOf, requestDomains } from "../rate-limit/rate-limit.graphql.ts";
+import { memberOf, requestDomains } from "./rate-limit.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { stringifyResult } from "./budget.ts";
 import { CompiledExecution } from "./compiled-execution.ts";

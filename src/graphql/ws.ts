@@ -9,7 +9,7 @@ import { CREDENTIALS_CHANGED } from "../auth/credential.events.ts";
 import { DomainError } from "../errors.ts";
 import type { PubSub } from "../events/bus.ts";
 import { log } from "../log.ts";
-import { chargedIn, memberOf, namedBy, namedDomains, type Named } from "../rate-limit/rate-limit.graphql.ts";
+import { chargedIn, memberOf, namedBy, namedDomains, type Named } from "./rate-limit.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { abortedResult } from "./budget.ts";
 import type { GraphQLContext } from "./context.ts";

@@ -47,3 +47,10 @@ export function progressPercent(status: Pick<MultimediaStatus, "state" | "curren
   if (status.total === 0) return status.state === "complete" ? 100 : 0;
   return Math.floor((100 * status.current) / status.total);
 }
+
+declare module "../events/bus.ts" {
+  interface TopicRegistry {
+    /** keyed by domain id: a job's own feed and its domain's dashboards read the same events */
+    multimediaProgress: [string, MultimediaStatus];
+  }
+}

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
-import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
 import { DomainError } from "../errors.ts";
@@ -12,7 +11,7 @@ import { rateLimitedRequests } from "../observability/metrics.ts";
  * rate-limiter-flexible. One budget per (user, domain), shared by every face: a REST request under
  * /a/{domain}/…, a GraphQL request or WebSocket `subscribe` naming that domain or reading it through
  * global ids. GraphQL operations that name none (`me`, administration), or only domains the user is
- * not in, draw on the user's own budget, keyed by no domain (rate-limit.graphql.ts). Fixed windows: RATE_LIMIT_REQUESTS per RATE_LIMIT_WINDOW_SECONDS; 0 requests disables.
+ * not in, draw on the user's own budget, keyed by no domain (graphql/rate-limit.ts). Fixed windows: RATE_LIMIT_REQUESTS per RATE_LIMIT_WINDOW_SECONDS; 0 requests disables.
  *
  * Embedded database (one process): counters in memory. PostgreSQL (any number of processes): counters
  * in the `rate_limits` table (created by a Prisma migration, so no process creates it at run time and
@@ -170,7 +169,7 @@ export class RateLimiter {
    * Takes one request from the caller's budget in each named domain (`undefined`: the user's own
    * budget); throws RATE_LIMITED with Retry-After when any of them is spent.
    */
-  async consume(principal: Pick<Principal, "userId">, domains: readonly (string | undefined)[]): Promise<void> {
+  async consume(principal: { userId: string }, domains: readonly (string | undefined)[]): Promise<void> {
     const limiter = this.limiter;
     if (!limiter || this.outage.bypassing) return;
     const distinct = [...new Set(domains)];

@@ -4,7 +4,7 @@ import { WebSocket } from "ws";
 import { loadConfig } from "../../src/config.ts";
 import { postgresDatabase } from "../../src/db/client.ts";
 import { RateLimiter, rateLimitKey } from "../../src/rate-limit/rate-limit.service.ts";
-import { chargedDomains, operationDomains } from "../../src/rate-limit/rate-limit.graphql.ts";
+import { chargedDomains, operationDomains } from "../../src/graphql/rate-limit.ts";
 import { globalId } from "../../src/graphql/node.ts";
 import { buildServer } from "../../src/server.ts";
 import { createServices } from "../../src/services.ts";

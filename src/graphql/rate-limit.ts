@@ -1,6 +1,6 @@
 import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode } from "graphql";
 import type { Principal } from "../auth/principal.ts";
-import { parseGlobalId } from "../graphql/node.ts";
+import { parseGlobalId } from "./node.ts";
 import { isObject } from "../util/json.ts";
 
 /**
