@@ -12,23 +12,9 @@ import {
   waitForStatus,
   zip,
 } from "../helpers/archives.ts";
-import {
-  badAnswer,
-  changedTables,
-  deepJson,
-  hostileJsonValue,
-  hostileString,
-  hostileUrlString,
-  pathSegment,
-  queryString,
-  rawBody,
-  rawRequest,
-  runs,
-  snapshot,
-  StatusTally,
-  NO_RATE_LIMIT,
-  type RawResponse,
-} from "../helpers/hostile.ts";
+import { deepJson, hostileJsonValue, hostileString, hostileUrlString, pathSegment, queryString, rawBody, runs } from "../helpers/arbitraries.ts";
+import { badAnswer, changedTables, snapshot, StatusTally } from "../helpers/invariants.ts";
+import { NO_RATE_LIMIT, rawRequest, type RawResponse } from "../helpers/raw-http.ts";
 import { BOUNDARY, hangUpMidBody, openFilesUnder, until } from "../helpers/uploads.ts";
 
 /**

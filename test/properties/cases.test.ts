@@ -2,28 +2,22 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import {
-  badAnswer,
-  changedTables,
   deepJson,
+  deepValueText,
   hostileJsonValue,
   hostileString,
   hostileUrlString,
   mutatedObject,
+  offsetMinutes,
   pathSegment,
   queryString,
   rawBody,
-  rawRequest,
   runs,
-  snapshot,
-  wrongValue,
-  StatusTally,
-  NO_RATE_LIMIT,
-  deepValueText,
-  offsetMinutes,
   withOffset,
-  badGraphQLAnswer,
-  type RawResponse,
-} from "../helpers/hostile.ts";
+  wrongValue,
+} from "../helpers/arbitraries.ts";
+import { badAnswer, badGraphQLAnswer, changedTables, snapshot, StatusTally } from "../helpers/invariants.ts";
+import { NO_RATE_LIMIT, rawRequest, type RawResponse } from "../helpers/raw-http.ts";
 
 /**
  * Issue #7 part 1, Case Data API v2: hostile input to every endpoint (list, detail, multi, ext,

@@ -3,27 +3,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { seedLocationDomain } from "../helpers/locations.ts";
 import {
-  badAnswer,
-  changedTables,
   deepJson,
+  deepValueText,
   hostileJsonValue,
   hostileString,
   mutatedObject,
+  offsetMinutes,
   pathSegment,
   queryString,
   rawBody,
-  rawRequest,
   runs,
-  snapshot,
-  StatusTally,
-  wrongValue,
-  NO_RATE_LIMIT,
-  deepValueText,
-  offsetMinutes,
   withOffset,
-  badGraphQLAnswer,
-  type RawResponse,
-} from "../helpers/hostile.ts";
+  wrongValue,
+} from "../helpers/arbitraries.ts";
+import { badAnswer, badGraphQLAnswer, changedTables, snapshot, StatusTally } from "../helpers/invariants.ts";
+import { NO_RATE_LIMIT, rawRequest, type RawResponse } from "../helpers/raw-http.ts";
 
 /**
  * Issue #7 part 1, Location API v2 (and the location type list): hostile input to list, detail,
