@@ -3,7 +3,7 @@ import { ACCESS, authorize, satisfies, type Access, type Requirement } from "../
 import { PERMISSIONS, type Principal } from "../../src/auth/principal.ts";
 import { DomainError } from "../../src/errors.ts";
 import { basic, build, createDomain, createUser, type TestApp } from "../helpers/app.ts";
-import { countCases, domainRow } from "../helpers/rows.ts";
+import { countCases, domainRow, insertMembership, insertUser } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §1 Permissions: the permission table (per user, per domain; a superuser has all, in
@@ -144,13 +144,8 @@ describe("against the app (domains demo and other)", () => {
   /** A user (no password work: authorize() never looks at it), with a membership per entry of `domains`. */
   async function principalWith(domains: Record<string, string[]>, superuser = false): Promise<Principal> {
     const username = `p${Math.random().toString(36).slice(2, 12)}`;
-    const user = await app.db.prisma.user.create({
-      data: { username, passwordHash: "!", digestHa1Md5: "!", digestHa1Sha256: "!", isSuperuser: superuser },
-    });
-    for (const [name, permissions] of Object.entries(domains)) {
-      const domain = await domainRow(app, name);
-      await app.db.prisma.membership.create({ data: { userId: user.id, domainId: domain.id, permissions } });
-    }
+    const user = await insertUser(app, username, superuser);
+    for (const [name, permissions] of Object.entries(domains)) await insertMembership(app, user.id, name, permissions);
     return { userId: user.id, username, isSuperuser: superuser, scheme: "apikey" };
   }
 

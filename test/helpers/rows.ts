@@ -122,3 +122,19 @@ export async function locationTexts(app: HasDb): Promise<string[]> {
 export function setLocationModified(app: HasDb, id: string, at: Date): Promise<unknown> {
   return app.db.prisma.location.update({ where: { id }, data: { lastModified: at } });
 }
+
+/**
+ * A user row with no password that any scheme accepts ("!" is no hash): for principals that never
+ * log in (the first superuser, the service tier's members), with no password hashing to wait for.
+ */
+export function insertUser(app: HasDb, username: string, superuser = false) {
+  return app.db.prisma.user.create({
+    data: { username, passwordHash: "!", digestHa1Md5: "!", digestHa1Sha256: "!", isSuperuser: superuser },
+  });
+}
+
+/** A membership as stored, permissions unchecked (the admin service refuses unknown names). */
+export async function insertMembership(app: HasDb, userId: string, domain: string, permissions: string[]): Promise<void> {
+  const { id } = await domainRow(app, domain);
+  await app.db.prisma.membership.create({ data: { userId, domainId: id, permissions } });
+}

@@ -12,16 +12,14 @@ import { loadConfig, type Config } from "../../src/config.ts";
 import type { Database } from "../../src/db/client.ts";
 import { createServices, type Services } from "../../src/services.ts";
 import { freshDatabase } from "./db.ts";
+import { insertUser } from "./rows.ts";
 
 export interface TestServices {
   db: Database;
   services: Services;
   /** a superuser principal, for arranging data through the services */
   root: Principal;
-  /**
-   * A user who is a member of `domain` with these permissions, as an API-key principal. One user per
-   * permission set, granted each domain asked for: a password is hashed once, not per test.
-   */
+  /** a new user who is a member of `domain` with these permissions (no password: none is hashed), as a principal */
   member(domain: string, permissions: Permission[]): Promise<Principal>;
   /** a new domain of its own (`d1`, `d2`…): what isolates the tests that share one database */
   domain(): Promise<string>;
@@ -39,28 +37,19 @@ export async function services(overrides: Partial<Config> = {}, wrapDb: (db: Dat
   const db = wrapDb(await freshDatabase());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "gateway-test-"));
   const built = await createServices(db, testConfig({ dataDir, ...overrides }));
-  // the one user no service can make: the first superuser (the CLI's job in production)
-  const rootUser = await db.prisma.user.create({
-    data: { username: "root", passwordHash: "!", digestHa1Md5: "!", digestHa1Sha256: "!", isSuperuser: true },
-  });
+  // the one user no service can make: the first superuser (BOOTSTRAP_ADMIN's in production)
+  const rootUser = await insertUser({ db }, "root", true);
   const root: Principal = { userId: rootUser.id, username: rootUser.username, isSuperuser: true, scheme: "apikey" };
-  const members = new Map<string, Principal>();
+  let members = 0;
   return {
     db,
     services: built,
     root,
     async member(domain, permissions) {
-      const key = [...permissions].sort().join(",");
-      const known = members.get(key);
-      if (known) {
-        await built.admin.setPermissions(root, known.username, domain, permissions);
-        return known;
-      }
-      const username = `member${members.size + 1}`;
-      const user = await built.admin.createUser(root, { username, password: `pw-${username}`, domain, permissions });
-      const principal: Principal = { userId: user.id, username, isSuperuser: false, scheme: "apikey" };
-      members.set(key, principal);
-      return principal;
+      members += 1;
+      const user = await insertUser({ db }, `member${members}`);
+      await built.admin.setPermissions(root, user.username, domain, permissions);
+      return { userId: user.id, username: user.username, isSuperuser: false, scheme: "apikey" };
     },
     async domain() {
       domains += 1;
