@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { build, createDomain, createUser, headerValues, type TestApp, type TestUser } from "../helpers/app.ts";
+import { tableRows, userRow } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §1 Authentication: RFC 7616 Digest (MD5 and SHA-256, qop=auth). The client side of the
@@ -320,7 +321,7 @@ describe("Digest", () => {
   });
 
   it("stores no password: only per-realm HA1 hex hashes and a scrypt hash", async () => {
-    const row = await app.db.prisma.user.findUniqueOrThrow({ where: { username: user.username } });
+    const row = await userRow(app, user.username);
     const realm = app.services.config.authRealm;
     expect(row.digestHa1Md5).toMatch(/^[0-9a-f]{32}$/);
     expect(row.digestHa1Sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -329,7 +330,7 @@ describe("Digest", () => {
     expect(row.passwordHash).toMatch(/^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/);
     expect(JSON.stringify(row)).not.toContain(user.password);
     // Nor is it stored anywhere in the raw row under another column name.
-    const raw = await app.db.prisma.$queryRaw<Record<string, unknown>[]>`SELECT * FROM users WHERE username = ${user.username}`;
+    const raw = await (await tableRows(app, "users")).filter((row) => row.username === user.username);
     expect(raw).toHaveLength(1);
     expect(JSON.stringify(raw[0])).not.toContain(user.password);
   });

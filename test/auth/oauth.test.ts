@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { basic, build, createDomain, createUser, headerValues, type TestApp, type TestUser } from "../helpers/app.ts";
+import { countOAuthTokens, oauthTokenOf, tableRows } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §1 Authentication: OAuth 2.0 (RFC 6749) — the token endpoint `POST /oauth/token`
@@ -187,7 +188,7 @@ describe("OAuth token endpoint", () => {
       scope: "access_apis",
       refresh_token: issued.refresh_token,
     };
-    const tokensBefore = await app.db.prisma.oAuthToken.count();
+    const tokensBefore = await countOAuthTokens(app);
     for (const repeated of Object.keys(valid)) {
       const form = new URLSearchParams(valid);
       form.append(repeated, repeated === "client_id" ? "another-client" : "another-value");
@@ -202,7 +203,7 @@ describe("OAuth token endpoint", () => {
     const bare = await app.http().post(TOKEN).type("form").send("grant_type=client_credentials&client_id=x&client_id=y&client_secret=z");
     expect(bare.status).toBe(400);
     expect(bare.body).toEqual({ error: "invalid_request", error_description: "Invalid parameter: `client_id` must be given once, as a string" });
-    expect(await app.db.prisma.oAuthToken.count()).toBe(tokensBefore);
+    expect(await countOAuthTokens(app)).toBe(tokensBefore);
   });
 
   it("F9: a non-string parameter handed to the service is refused before the model sees it", async () => {
@@ -273,7 +274,7 @@ describe("OAuth token endpoint", () => {
     // RFC 6749 §4.4.3: no refresh token for client credentials.
     expect(res.body.refresh_token).toBeUndefined();
     expect((await bearerGet(res.body.access_token)).status).toBe(200);
-    const row = await app.db.prisma.oAuthToken.findFirstOrThrow({ where: { client: { clientId: service.id } }, include: { user: true } });
+    const row = await oauthTokenOf(app, service.id);
     expect(row.user.username).toBe(user.username);
 
     // The same grant for a client acting as a non-member authenticates, then fails the permission check.
@@ -308,7 +309,7 @@ describe("OAuth token endpoint", () => {
   it("stores tokens and client secrets only as hashes", async () => {
     const pair = (await passwordGrant()).body;
     const refreshed = (await tokenRequest({ grant_type: "refresh_token", refresh_token: pair.refresh_token })).body;
-    const tokens = await app.db.prisma.$queryRaw<Record<string, unknown>[]>`SELECT * FROM oauth_tokens`;
+    const tokens = await tableRows(app, "oauth_tokens");
     expect(tokens).toHaveLength(2);
     const dump = JSON.stringify(tokens);
     for (const secret of [pair.access_token, pair.refresh_token, refreshed.access_token, refreshed.refresh_token]) {
@@ -318,7 +319,7 @@ describe("OAuth token endpoint", () => {
       expect(row.access_token_hash).toMatch(/^[0-9a-f]{64}$/);
       expect(row.refresh_token_hash).toMatch(/^[0-9a-f]{64}$/);
     }
-    const clients = await app.db.prisma.$queryRaw<Record<string, unknown>[]>`SELECT * FROM oauth_clients`;
+    const clients = await tableRows(app, "oauth_clients");
     expect(JSON.stringify(clients)).not.toContain(client.secret);
   });
 

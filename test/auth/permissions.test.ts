@@ -3,6 +3,7 @@ import { ACCESS, authorize, satisfies, type Access, type Requirement } from "../
 import { PERMISSIONS, type Principal } from "../../src/auth/principal.ts";
 import { DomainError } from "../../src/errors.ts";
 import { basic, build, createDomain, createUser, type TestApp } from "../helpers/app.ts";
+import { countCases, domainRow, insertMembership, insertUser } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §1 Permissions: the permission table (per user, per domain; a superuser has all, in
@@ -143,13 +144,8 @@ describe("against the app (domains demo and other)", () => {
   /** A user (no password work: authorize() never looks at it), with a membership per entry of `domains`. */
   async function principalWith(domains: Record<string, string[]>, superuser = false): Promise<Principal> {
     const username = `p${Math.random().toString(36).slice(2, 12)}`;
-    const user = await app.db.prisma.user.create({
-      data: { username, passwordHash: "!", digestHa1Md5: "!", digestHa1Sha256: "!", isSuperuser: superuser },
-    });
-    for (const [name, permissions] of Object.entries(domains)) {
-      const domain = await app.db.prisma.domain.findUniqueOrThrow({ where: { name } });
-      await app.db.prisma.membership.create({ data: { userId: user.id, domainId: domain.id, permissions } });
-    }
+    const user = await insertUser(app, username, superuser);
+    for (const [name, permissions] of Object.entries(domains)) await insertMembership(app, user.id, name, permissions);
     return { userId: user.id, username, isSuperuser: superuser, scheme: "apikey" };
   }
 
@@ -165,7 +161,7 @@ describe("against the app (domains demo and other)", () => {
 
   describe("authorize()", () => {
     it("agrees with the contract's table for a member holding each of the 64 combinations", async () => {
-      const demo = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: "demo" } });
+      const demo = await domainRow(app, "demo");
       const wrong: string[] = [];
       for (const granted of allSubsets()) {
         const principal = await principalWith({ demo: granted });
@@ -189,7 +185,7 @@ describe("against the app (domains demo and other)", () => {
 
     it("returns the id and name of the domain", async () => {
       const principal = await principalWith({ demo: ["access_api", "view_data"] });
-      const demo = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: "demo" } });
+      const demo = await domainRow(app, "demo");
       expect(await authorize(app.db.prisma, principal, "demo", "caseRead")).toEqual({ id: demo.id, name: "demo" });
     });
 
@@ -228,7 +224,7 @@ describe("against the app (domains demo and other)", () => {
     it("gives a superuser every operation in every existing domain without any membership", async () => {
       const root = await principalWith({}, true);
       for (const domain of ["demo", "other"]) {
-        const row = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: domain } });
+        const row = await domainRow(app, domain);
         for (const access of ACCESSES) {
           await expect(authorize(app.db.prisma, root, domain, access)).resolves.toEqual({ id: row.id, name: domain });
         }
@@ -413,7 +409,7 @@ describe("against the app (domains demo and other)", () => {
         expect(Object.keys(res.body)).toEqual(["error"]);
         expect(res.body.error).toEqual(expect.any(String));
       }
-      expect(await app.db.prisma.case.count()).toBe(0);
+      expect(await countCases(app)).toBe(0);
     });
 
     it("answers permission before payload: 403 for a refused user whatever the body or parameters", async () => {
@@ -440,7 +436,7 @@ describe("against the app (domains demo and other)", () => {
         }
       }
       expect(wrong).toEqual([]);
-      expect(await app.db.prisma.case.count()).toBe(0);
+      expect(await countCases(app)).toBe(0);
     });
 
     it("refuses view_data without access_api for reads and writes", async () => {
@@ -463,7 +459,7 @@ describe("against the app (domains demo and other)", () => {
         expect(res.status).toBe(403);
         expect(Object.keys(res.body)).toEqual(["error"]);
       }
-      expect(await app.db.prisma.case.count()).toBe(0);
+      expect(await countCases(app)).toBe(0);
     });
 
     it("lets access_api + edit_data both read and write cases", async () => {
@@ -774,7 +770,7 @@ describe("against the app (domains demo and other)", () => {
       const create = await gql(reader.authorization, CREATE, { d: "demo" });
       expect(code(create)).toBe("FORBIDDEN");
       expect(create.body.data ?? null).toBeNull();
-      expect(await app.db.prisma.case.count()).toBe(0);
+      expect(await countCases(app)).toBe(0);
     });
 
     it("lets edit_data write and read; refuses it without access_api", async () => {

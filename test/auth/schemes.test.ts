@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { basic, build, createDomain, createUser, headerValues, type TestApp, type TestUser } from "../helpers/app.ts";
+import { apiKeyRows, userRow } from "../helpers/rows.ts";
 
 /** CONTRACT §1 Authentication: the API key and Basic schemes, and the 401 answer. */
 
@@ -64,7 +65,7 @@ describe("API key", () => {
   });
 
   it("stores the key only as a hash", async () => {
-    const rows = await app.db.prisma.apiKey.findMany();
+    const rows = await apiKeyRows(app);
     for (const row of rows) expect(row.keyHash).not.toContain(user.apiKey);
     expect(JSON.stringify(rows)).not.toContain(user.apiKey);
   });
@@ -100,7 +101,7 @@ describe("Basic", () => {
   });
 
   it("stores the password only as a salted scrypt hash", async () => {
-    const row = await app.db.prisma.user.findUniqueOrThrow({ where: { username: user.username } });
+    const row = await userRow(app, user.username);
     expect(row.passwordHash).toMatch(/^scrypt\$/);
     expect(JSON.stringify(row)).not.toContain(user.password);
   });

@@ -5,6 +5,7 @@ import { isXmlName } from "../../src/cases/case.actions.ts";
 import { formXml, type CaseBlock } from "../../src/cases/case.form.ts";
 import { buildCaseApp, type CaseTestApp } from "../helpers/cases.ts";
 import { xmlProblem } from "../helpers/xml.ts";
+import { formRow } from "../helpers/rows.ts";
 
 /**
  * The generated form's XML is written by hand (src/cases/case.form.ts), so a well-kept parser
@@ -103,7 +104,7 @@ describe("F15: the stored form of a write through the API", () => {
         variables: { p: { q: "a\u0008b" } },
       });
     const formId = viaGraphQL.body.data.createCase.xformId;
-    const stored = await app.db.prisma.form.findUniqueOrThrow({ where: { id: formId } });
+    const stored = await formRow(app, formId);
     expect(xmlProblem(stored.xml)).toBeUndefined();
     expect(parser.parse(stored.xml).data.case.update.q).toBe("a\ufffdb");
   });

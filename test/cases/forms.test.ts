@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CASE_API_XMLNS } from "../../src/cases/case.form.ts";
 import { buildCaseApp, CASES, type CaseTestApp } from "../helpers/cases.ts";
 import { xmlProblem } from "../helpers/xml.ts";
+import { caseRow, countFormCases, countForms, domainRow, formRow, userRow } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §2 "Writes": every write stores one generated form (domain, the fixed case-API xmlns,
@@ -45,7 +46,7 @@ function caseBlocks(xml: string): Record<string, any>[] {
   return Array.isArray(blocks) ? blocks : blocks ? [blocks] : [];
 }
 
-const form = (id: string) => app.db.prisma.form.findUniqueOrThrow({ where: { id }, include: { formCases: true } });
+const form = (id: string) => formRow(app, id);
 
 describe("the form of a single write", () => {
   it("holds domain, fixed xmlns, caller's user id and username, device_id = User-Agent, received time", async () => {
@@ -54,8 +55,8 @@ describe("the form of a single write", () => {
     const after = Date.now();
     expect(res.status).toBe(200);
     const f = await form(res.body.xform_id);
-    const domain = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: "demo" } });
-    const user = await app.db.prisma.user.findUniqueOrThrow({ where: { username: app.editor.username } });
+    const domain = await domainRow(app, "demo");
+    const user = await userRow(app, app.editor.username);
     expect(f.domainId).toBe(domain.id);
     expect(f.xmlns).toBe(CASE_API_XMLNS);
     expect(CASE_API_XMLNS.length).toBeGreaterThan(0);
@@ -123,7 +124,7 @@ describe("the form of a single write", () => {
 describe("the form of a bulk write", () => {
   it("one form covers all the cases: one form_cases row per case, one case block per item in request order", async () => {
     const existing = await app.createCase();
-    const formsBefore = await app.db.prisma.form.count();
+    const formsBefore = await countForms(app);
     const res = await send("post", "", [
       { ...base, case_name: "one", create: true, temporary_id: "tmp-first-item" },
       { case_id: existing.case_id, create: false, properties: { x: "1" } },
@@ -135,7 +136,7 @@ describe("the form of a bulk write", () => {
       },
     ]);
     expect(res.status).toBe(200);
-    expect(await app.db.prisma.form.count()).toBe(formsBefore + 1);
+    expect(await countForms(app)).toBe(formsBefore + 1);
     const f = await form(res.body.xform_id);
     const ids = res.body.cases.map((c: any) => c.case_id);
     expect(new Set(f.formCases.map((fc) => fc.caseId))).toEqual(new Set(ids));
@@ -150,7 +151,7 @@ describe("the form of a bulk write", () => {
 describe("refused requests", () => {
   it("a validation error stores no form", async () => {
     const c = await app.createCase();
-    const before = [await app.db.prisma.form.count(), await app.db.prisma.formCase.count()];
+    const before = [await countForms(app), await countFormCases(app)];
     const refused = await Promise.all([
       send("post", "", { case_type: "t" }),
       send("post", "", [{ ...base, create: true }, { ...base }]),
@@ -167,12 +168,12 @@ describe("refused requests", () => {
       expect(res.status).toBe(400);
       expect(Object.keys(res.body)).toEqual(["error"]);
     }
-    expect([await app.db.prisma.form.count(), await app.db.prisma.formCase.count()]).toEqual(before);
+    expect([await countForms(app), await countFormCases(app)]).toEqual(before);
   });
 
   it("a submission error stores its form with `problem` set, under the xform_id it answers, and changes no case", async () => {
     const c = await app.createCase({ properties: { a: "1" } });
-    const caseBefore = await app.db.prisma.case.findUniqueOrThrow({ where: { id: c.case_id } });
+    const caseBefore = await caseRow(app, c.case_id);
     const missing = randomUUID();
     const res = await send(
       "put",
@@ -189,7 +190,7 @@ describe("refused requests", () => {
     expect(f.username).toBe(app.editor.username);
     expect(f.deviceId).toBe("agent-x");
     expect(f.formCases).toEqual([]);
-    expect(await app.db.prisma.case.findUniqueOrThrow({ where: { id: c.case_id } })).toEqual(caseBefore);
-    expect(await app.db.prisma.form.count()).toBe(2);
+    expect(await caseRow(app, c.case_id)).toEqual(caseBefore);
+    expect(await countForms(app)).toBe(2);
   });
 });

@@ -5,6 +5,7 @@ import { graphql } from "../generated/gql.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { countQueries } from "../helpers/db.ts";
 import { errorCodes, gql } from "../helpers/graphql.ts";
+import { countCases } from "../helpers/rows.ts";
 
 /** CONTRACT §5 for cases: the same operations, rules and messages as REST, relations batched. */
 
@@ -129,7 +130,7 @@ describe("case queries and mutations", () => {
 
     const bulk = await gql(app, editor.authorization, BulkWrite, { domain: "demo", items: [{ caseName: "no flag" }] });
     expect(bulk.body.errors![0].message).toBe("Error in row 1: A 'create' flag is required for each update.");
-    expect(await app.db.prisma.case.count()).toBe(0);
+    expect(await countCases(app)).toBe(0);
   });
 
   it("bulkWriteCases links a child to a parent created in the same request by temporary id", async () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildCaseApp, type CaseTestApp } from "../helpers/cases.ts";
 import { MAX_DOCUMENT_NESTING } from "../../src/graphql/limits.ts";
-import { withOffset } from "../helpers/hostile.ts";
+import { withOffset } from "../helpers/arbitraries.ts";
 
 /**
  * Regressions found by the property tests of issue #7 (test/properties/cases.test.ts, graphql):

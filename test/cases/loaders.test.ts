@@ -3,6 +3,7 @@ import type { Principal } from "../../src/auth/principal.ts";
 import { createCaseLoaders } from "../../src/cases/case.loaders.ts";
 import { createDomain, createUser } from "../helpers/app.ts";
 import { buildCaseApp, type CaseTestApp } from "../helpers/cases.ts";
+import { userRow } from "../helpers/rows.ts";
 
 /** GraphQL's case relation loaders read only through the caller's read scope of each domain (caseReads.in). */
 
@@ -13,7 +14,7 @@ beforeEach(async () => {
 afterEach(() => app.close());
 
 async function principalOf(username: string): Promise<Principal> {
-  const user = await app.db.prisma.user.findUniqueOrThrow({ where: { username } });
+  const user = await userRow(app, username);
   return { userId: user.id, username: user.username, isSuperuser: false, scheme: "apikey" };
 }
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { buildCaseApp, CASES, type CaseTestApp } from "../helpers/cases.ts";
+import { domainRow } from "../helpers/rows.ts";
 
 /** CONTRACT §2 List: following `next` yields every matching case exactly once, at the largest page size. */
 
@@ -10,7 +11,7 @@ beforeEach(async () => {
 afterEach(() => app.close());
 
 it("pages over 10,000 cases with limit=5000 returning each case once, in (indexed_on, case_id) order", async () => {
-  const domain = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: "demo" } });
+  const domain = await domainRow(app, "demo");
   // Seeded in SQL: 10,000 API writes would test the writer, not the pager. Many share an indexed_on
   // (every 7 in a row), so the case_id tie-break is exercised too.
   await app.db.prisma.$executeRaw`

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDomain, createUser, type TestUser } from "../helpers/app.ts";
 import { buildCaseApp, CASES, type CaseTestApp, CASE_KEYS } from "../helpers/cases.ts";
+import { countCases } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §2 "Case serialization" and "Single and multi reads", plus who may read: GET {case_id},
@@ -314,7 +315,7 @@ describe("paths: a segment that is not a case id is an unknown path (CONTRACT §
         expect(res.headers["allow"], at).toBeUndefined();
       }
     }
-    expect(await app.db.prisma.case.count()).toBe(0);
+    expect(await countCases(app)).toBe(0);
   });
 
   it("case ids, multi-id segments, ext/ and bulk-fetch/ are still known paths", async () => {

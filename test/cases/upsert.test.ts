@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildCaseApp, CASES, type CaseTestApp } from "../helpers/cases.ts";
+import { caseRows, countCases, countFormCases, countForms } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §2 "Writes", upserts: `PUT ext/{ext_id}/` updates the case with that external id or
@@ -17,12 +18,12 @@ afterEach(() => app.close());
 
 const base = { case_type: "patient", case_name: "Ada", owner_id: "owner-1" };
 
-const countExt = (externalId: string) => app.db.prisma.case.count({ where: { externalId } });
+const countExt = (externalId: string) => countCases(app, { externalId });
 
 async function expectNothingSaved<T>(send: () => Promise<T>): Promise<T> {
-  const before = [await app.db.prisma.case.count(), await app.db.prisma.form.count()];
+  const before = [await countCases(app), await countForms(app)];
   const res = await send();
-  expect([await app.db.prisma.case.count(), await app.db.prisma.form.count()]).toEqual(before);
+  expect([await countCases(app), await countForms(app)]).toEqual(before);
   return res;
 }
 
@@ -51,7 +52,7 @@ describe("PUT ext/{ext_id}/", () => {
     expect(res.body.case).toMatchObject({ case_id: c.case_id, case_name: c.case_name, owner_id: "owner-9", external_id: "known" });
     expect(res.body.case.properties).toEqual({ a: "1", b: "2" });
     expect(res.body.case.date_opened).toBe(c.date_opened);
-    expect(await app.db.prisma.case.count()).toBe(1);
+    expect(await countCases(app)).toBe(1);
   });
 
   it("repeating the same PUT is idempotent: one case, same id", async () => {
@@ -62,7 +63,7 @@ describe("PUT ext/{ext_id}/", () => {
       ids.add(res.body.case.case_id);
     }
     expect(ids.size).toBe(1);
-    expect(await app.db.prisma.case.count()).toBe(1);
+    expect(await countCases(app)).toBe(1);
   });
 
   it("a body external_id other than the path's is refused (the PUT must stay idempotent); the same one is accepted", async () => {
@@ -104,7 +105,7 @@ describe("PUT ext/{ext_id}/", () => {
     const res = await app.put("ext/shared/", { properties: { touched: "yes" } });
     expect(res.status).toBe(200);
     expect(await countExt("shared")).toBe(2);
-    const touched = await app.db.prisma.case.findMany({ where: { externalId: "shared" } });
+    const touched = await caseRows(app, { externalId: "shared" });
     expect(touched.filter((c) => (c.properties as Record<string, string>).touched === "yes")).toHaveLength(1);
   });
 });
@@ -131,7 +132,7 @@ describe("PUT '' with an object", () => {
     const res = await app.put("", { case_id: c.case_id, case_name: "By id" });
     expect(res.status).toBe(200);
     expect(res.body.case).toMatchObject({ case_id: c.case_id, case_name: "By id" });
-    expect(await app.db.prisma.case.count()).toBe(1);
+    expect(await countCases(app)).toBe(1);
   });
 });
 
@@ -146,7 +147,7 @@ describe("bulk upserts", () => {
     expect(res.body.cases[0].case_id).toBe(existing.case_id);
     expect(res.body.cases[0].properties).toEqual({ a: "1", b: "2" });
     expect(res.body.cases[1].external_id).toBe("bulk-new");
-    expect(await app.db.prisma.case.count()).toBe(2);
+    expect(await countCases(app)).toBe(2);
 
     const refused = await expectNothingSaved(() => app.post([{ external_id: "bulk-absent", case_name: "n", owner_id: "o" }]));
     expect(refused.status).toBe(400);
@@ -164,7 +165,7 @@ describe("bulk upserts", () => {
     expect(await countExt("twice")).toBe(1);
     const stored = await app.get("ext/twice/");
     expect(stored.body.properties).toEqual({ a: "1", b: "2" });
-    expect(await app.db.prisma.formCase.count({ where: { formId: res.body.xform_id } })).toBe(1);
+    expect(await countFormCases(app, res.body.xform_id)).toBe(1);
   });
 });
 
@@ -177,7 +178,7 @@ describe("concurrency", () => {
     // every request's change survived
     const stored = await app.get("ext/race/");
     expect(Object.keys(stored.body.properties)).toHaveLength(20);
-    expect(await app.db.prisma.form.count()).toBe(20);
+    expect(await countForms(app)).toBe(20);
   });
 
   it("simultaneous upserts of one external id through PUT '', bulk and PUT ext/ end as one case", async () => {

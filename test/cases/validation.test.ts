@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createDomain } from "../helpers/app.ts";
-import { buildCaseApp, CASES, type CaseTestApp } from "../helpers/cases.ts";
+import { buildCaseApp, CASES, caseInAnotherDomain, type CaseTestApp } from "../helpers/cases.ts";
+import { caseRows, countCaseIndices, countCases } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §2 "Writes", the validation table: each refused write is a 400 `{"error": <exact
@@ -205,25 +205,9 @@ describe("indices", () => {
 
   it("an index to a case_id that does not exist in the domain is a submission error: 400 with xform_id, no case changes", async () => {
     const c = await app.createCase({ properties: { a: "1" } });
-    await createDomain(app, "other");
-    const other = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: "other" } });
-    const foreignId = randomUUID();
-    const now = new Date();
-    await app.db.prisma.case.create({
-      data: {
-        id: foreignId,
-        domainId: other.id,
-        caseType: "patient",
-        caseName: "foreign",
-        ownerId: "o",
-        dateOpened: now,
-        lastModified: now,
-        serverLastModified: now,
-        indexedOn: now,
-      },
-    });
-    const casesBefore = await app.db.prisma.case.findMany({ orderBy: { id: "asc" } });
-    const indicesBefore = await app.db.prisma.caseIndex.count();
+    const foreignId = await caseInAnotherDomain(app);
+    const casesBefore = await caseRows(app);
+    const indicesBefore = await countCaseIndices(app);
     for (const target of [randomUUID(), foreignId]) {
       for (const send of [
         () => app.post({ ...base, indices: child({ case_id: target }) }),
@@ -241,30 +225,14 @@ describe("indices", () => {
         expect(res.body.error).toEqual(expect.any(String));
       }
     }
-    expect(await app.db.prisma.case.findMany({ orderBy: { id: "asc" } })).toEqual(casesBefore);
-    expect(await app.db.prisma.caseIndex.count()).toBe(indicesBefore);
+    expect(await caseRows(app)).toEqual(casesBefore);
+    expect(await countCaseIndices(app)).toBe(indicesBefore);
   });
 });
 
 describe("references that do not resolve", () => {
   it("an unknown case_id on update: No case found with ID '<id>' (also a case of another domain)", async () => {
-    await createDomain(app, "other");
-    const other = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: "other" } });
-    const foreignId = randomUUID();
-    const now = new Date();
-    await app.db.prisma.case.create({
-      data: {
-        id: foreignId,
-        domainId: other.id,
-        caseType: "patient",
-        caseName: "foreign",
-        ownerId: "o",
-        dateOpened: now,
-        lastModified: now,
-        serverLastModified: now,
-        indexedOn: now,
-      },
-    });
+    const foreignId = await caseInAnotherDomain(app);
     const missing = randomUUID();
     await expectRefused([
       [() => app.put(missing, { case_name: "x" }), `No case found with ID '${missing}'`],
@@ -348,7 +316,7 @@ describe("bulk limits and row errors", () => {
     const hundred = await app.post(Array.from({ length: 100 }, (_, i) => ({ ...base, case_name: `c${i}`, create: true })));
     expect(hundred.status).toBe(200);
     expect(hundred.body.cases).toHaveLength(100);
-    expect(await app.db.prisma.case.count()).toBe(100);
+    expect(await countCases(app)).toBe(100);
   });
 
   it("errors of several rows are reported 1-based as 'Error in row <n>: <msg>' joined with '; ', nothing saved", async () => {
@@ -451,7 +419,7 @@ describe("values PostgreSQL cannot store", () => {
     const res = await app.post({ case_type: "t", case_name: "n", owner_id: "o", ...fields });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: message });
-    expect(await app.db.prisma.case.count()).toBe(0);
+    expect(await countCases(app)).toBe(0);
   });
 
   it("refuses a NUL character in the external id of PUT ext/{ext_id}/ with 400", async () => {

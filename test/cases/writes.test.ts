@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildCaseApp, CASES, type CaseTestApp, CASE_KEYS } from "../helpers/cases.ts";
+import { caseRows, countCaseIndices, countCases, countFormCases, countForms, formRow } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §2 "Writes" (semantics and responses): POST object creates, PUT {case_id} updates,
@@ -75,7 +76,7 @@ describe("POST with an object: create", () => {
     expect(second.status).toBe(200);
     expect(second.body.case.case_id).not.toBe(first.body.case.case_id);
     expect(second.body.case.external_id).toBe("dup");
-    expect(await app.db.prisma.case.count({ where: { externalId: "dup" } })).toBe(2);
+    expect(await countCases(app, { externalId: "dup" })).toBe(2);
   });
 });
 
@@ -87,7 +88,7 @@ describe("PUT {case_id}: update", () => {
     expect(Object.keys(res.body)).toEqual(["xform_id", "form_id", "case"]);
     expect(res.body.form_id).toBe(res.body.xform_id);
     expect(res.body.case).toMatchObject({ case_id: c.case_id, case_name: "Renamed", owner_id: "owner-2", case_type: "patient" });
-    expect(await app.db.prisma.case.count()).toBe(1);
+    expect(await countCases(app)).toBe(1);
   });
 
   it("a body case_id different from the path is refused with 400 and nothing changes", async () => {
@@ -218,7 +219,7 @@ describe("indices", () => {
     expect(removed.status).toBe(200);
     expect(removed.body.case.indices).toEqual({ host: { case_id: host.case_id, case_type: "site", relationship: "extension" } });
     expect((await app.get(c.case_id)).body.indices).toEqual(removed.body.case.indices);
-    expect(await app.db.prisma.caseIndex.count({ where: { caseId: c.case_id } })).toBe(1);
+    expect(await countCaseIndices(app, { caseId: c.case_id })).toBe(1);
   });
 
   it("an index may refer to an existing case by external_id", async () => {
@@ -232,7 +233,7 @@ describe("indices", () => {
 describe("bulk: POST or PUT with a list", () => {
   it("POST list answers {xform_id, form_id, cases} with cases in request order, all in one form", async () => {
     const existing = await app.createCase({ properties: { a: "1" } });
-    const formsBefore = await app.db.prisma.form.count();
+    const formsBefore = await countForms(app);
     const res = await app.post([
       { ...base, case_name: "first", create: true },
       { case_id: existing.case_id, create: false, properties: { b: "2" } },
@@ -245,9 +246,9 @@ describe("bulk: POST or PUT with a list", () => {
     expect(res.body.cases[1].case_id).toBe(existing.case_id);
     expect(res.body.cases[1].properties).toEqual({ a: "1", b: "2" });
     for (const c of res.body.cases) expect(Object.keys(c)).toEqual(CASE_KEYS);
-    expect(await app.db.prisma.form.count()).toBe(formsBefore + 1);
-    expect(await app.db.prisma.formCase.count({ where: { formId: res.body.xform_id } })).toBe(3);
-    expect(await app.db.prisma.case.count()).toBe(3);
+    expect(await countForms(app)).toBe(formsBefore + 1);
+    expect(await countFormCases(app, res.body.xform_id)).toBe(3);
+    expect(await countCases(app)).toBe(3);
   });
 
   it("PUT list is the same bulk write", async () => {
@@ -266,7 +267,7 @@ describe("bulk: POST or PUT with a list", () => {
       [false, true, "A"],
       [false, false, "C"],
     ]);
-    expect(await app.db.prisma.formCase.count({ where: { formId: res.body.xform_id } })).toBe(3);
+    expect(await countFormCases(app, res.body.xform_id)).toBe(3);
   });
 
   it("an update by external_id (create: false) updates the case with that external id", async () => {
@@ -274,7 +275,7 @@ describe("bulk: POST or PUT with a list", () => {
     const res = await app.post([{ external_id: "ext-u", create: false, case_name: "by ext" }]);
     expect(res.status).toBe(200);
     expect(res.body.cases[0]).toMatchObject({ case_id: c.case_id, case_name: "by ext", external_id: "ext-u" });
-    expect(await app.db.prisma.case.count()).toBe(1);
+    expect(await countCases(app)).toBe(1);
   });
 
   it.each([
@@ -295,7 +296,7 @@ describe("bulk: POST or PUT with a list", () => {
     expect(Object.keys(p)).not.toContain("temporary_id");
     const stored = await app.get(c.case_id);
     expect(stored.body.indices.parent.case_id).toBe(p.case_id);
-    expect(JSON.stringify(await app.db.prisma.case.findMany())).not.toContain("tmp-parent");
+    expect(JSON.stringify(await caseRows(app))).not.toContain("tmp-parent");
   });
 
   it.each([
@@ -389,7 +390,7 @@ describe("permissions and attribution", () => {
       .set("User-Agent", "field-app/2.1 (Android 14)")
       .send(base);
     expect(res.status).toBe(200);
-    const form = await app.db.prisma.form.findUniqueOrThrow({ where: { id: res.body.xform_id } });
+    const form = await formRow(app, res.body.xform_id);
     expect(form.deviceId).toBe("field-app/2.1 (Android 14)");
     expect(form.username).toBe(app.editor.username);
   });

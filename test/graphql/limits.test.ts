@@ -54,6 +54,12 @@ async function wsErrorCodes(client: Client, payload: Payload): Promise<unknown[]
   }
 }
 
+/** A graphql-ws client of the app, as the test user, on a port of its own. */
+async function wsClient() {
+  const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+  return createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0, lazy: true });
+}
+
 describe("GraphQL limits", () => {
   it("the default GRAPHQL_MAX_COST admits the largest page (5,000 cases) with every case field, but not its children's children", async () => {
     const defaults = await build();
@@ -104,14 +110,7 @@ describe("GraphQL limits", () => {
   });
 
   it("applies depth and cost over WebSocket too, with the same codes", async () => {
-    const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
-    const client = createClient({
-      url,
-      webSocketImpl: WebSocket,
-      connectionParams: { Authorization: user.authorization },
-      retryAttempts: 0,
-      lazy: true,
-    });
+    const client = await wsClient();
     const codes = (query: string) => wsErrorCodes(client, { query });
     try {
       expect(await codes('{ cases(domain: "demo") { nodes { parent { parent { parent { parent { parent { caseId } } } } } } } }')).toEqual([
@@ -187,14 +186,7 @@ describe("GraphQL limits", () => {
   });
 
   it("over WebSocket, the client's mistakes that Apollo answers over HTTP get the same codes", async () => {
-    const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
-    const client = createClient({
-      url,
-      webSocketImpl: WebSocket,
-      connectionParams: { Authorization: user.authorization },
-      retryAttempts: 0,
-      lazy: true,
-    });
+    const client = await wsClient();
     const codes = (payload: Payload) => wsErrorCodes(client, payload);
     try {
       expect(new Set(await codes({ query: "{ me { ...F } } fragment F on User { ...F }" }))).toEqual(new Set(["GRAPHQL_VALIDATION_FAILED"]));

@@ -1,14 +1,14 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
+/** The whole app in process over a fresh database, for the faces (HTTP, WebSocket) tier. */
 import request from "supertest";
 import type { Principal } from "../../src/auth/principal.ts";
-import { loadConfig, type Config } from "../../src/config.ts";
+import type { Config } from "../../src/config.ts";
 import type { Database } from "../../src/db/client.ts";
 import { buildServer, type HttpServer } from "../../src/server.ts";
-import { createServices, type Services } from "../../src/services.ts";
-import { freshDatabase } from "./db.ts";
+import type { Services } from "../../src/services.ts";
 import { documentValidator } from "./openapi.ts";
+import { services, testConfig } from "./services.ts";
+
+export { testConfig };
 
 /** The whole app over a fresh database, for one test; `close()` tears both down. */
 export interface TestApp {
@@ -48,31 +48,21 @@ export function validatingRequest(app: Parameters<typeof request>[0]): ReturnTyp
   });
 }
 
-export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ DATA_DIR: "/nonexistent" }), ...overrides };
-}
-
+/** The whole app: the service tier's harness (test/helpers/services.ts) with the HTTP server and the job worker on top. */
 export async function build(overrides: Partial<Config> = {}, wrapDb: (db: Database) => Database = (db) => db): Promise<TestApp> {
-  const db = wrapDb(await freshDatabase());
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), "gateway-test-"));
-  const services = await createServices(db, testConfig({ dataDir, ...overrides }));
-  const server = await buildServer(services);
-  await services.worker.start();
-  const rootUser = await db.prisma.user.create({
-    data: { username: "root", passwordHash: "!", digestHa1Md5: "!", digestHa1Sha256: "!", isSuperuser: true },
-  });
+  const base = await services(overrides, wrapDb);
+  const server = await buildServer(base.services);
+  await base.services.worker.start();
   return {
-    db,
-    services,
+    db: base.db,
+    services: base.services,
     server,
     http: () => validatingRequest(server.app),
-    root: { userId: rootUser.id, username: rootUser.username, isSuperuser: true, scheme: "apikey" },
+    root: base.root,
     async close() {
       await server.close();
-      await services.worker.stop();
-      await services.close();
-      await db.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await base.services.worker.stop();
+      await base.close();
     },
   };
 }
@@ -103,7 +93,7 @@ export async function createUser(
   return { username, password, apiKey: key, authorization: `ApiKey ${username}:${key}` };
 }
 
-export async function createDomain(app: TestApp, name: string): Promise<void> {
+export async function createDomain(app: Pick<TestApp, "services" | "root">, name: string): Promise<void> {
   await app.services.admin.createDomain(app.root, name);
 }
 

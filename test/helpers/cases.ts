@@ -1,3 +1,5 @@
+/** The case API over HTTP as an editor of "demo", and cases arranged through the services. */
+import { caseAction } from "../../src/cases/case.actions.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "./app.ts";
 
 /** An app with domain "demo", an editor (edit_data) and a reader (view_data) in it. */
@@ -65,4 +67,16 @@ export async function buildCaseApp(): Promise<CaseTestApp> {
       return res.body.case;
     },
   };
+}
+
+/**
+ * A case of another domain (created here, "other" unless named), written through the services:
+ * an id that names a real case, but none of "demo".
+ */
+export async function caseInAnotherDomain(app: TestApp, domain = "other"): Promise<string> {
+  await createDomain(app, domain);
+  const scope = await app.services.caseWrites.in(app.root, domain);
+  const item = { caseType: "patient", caseName: "foreign", ownerId: "o" };
+  const { cases } = await scope.write([caseAction(item, { kind: "create" })], { deviceId: "test", bulk: false });
+  return cases[0].id;
 }

@@ -35,18 +35,25 @@ export const LOCATION_KEYS = [
 
 export const LOCATIONS = "/a/demo/api/location/v2/";
 
-/** The "demo" domain with its location types: country > state > district > facility, and zone. */
-export async function seedLocationDomain(app: TestApp): Promise<void> {
+/** The location types of the tests: country > state > district > facility, and zone (a second root). */
+export const LOCATION_TYPES = [
+  ["country", "Country", null],
+  ["state", "State", "country"],
+  ["district", "District", "state"],
+  ["facility", "Facility", "district"],
+  ["zone", "Zone", null],
+] as const;
+
+/** The location types, in an existing domain. */
+export async function seedLocationTypes(app: Pick<TestApp, "services" | "root">, domain: string): Promise<void> {
+  const types = await app.services.locationTypes.in(app.root, domain, "admin");
+  for (const [code, name, parentCode] of LOCATION_TYPES) await types.create({ code, name, parentCode });
+}
+
+/** The "demo" domain with its location types. */
+export async function seedLocationDomain(app: Pick<TestApp, "services" | "root">): Promise<void> {
   await createDomain(app, "demo");
-  for (const [code, name, parentCode] of [
-    ["country", "Country", null],
-    ["state", "State", "country"],
-    ["district", "District", "state"],
-    ["facility", "Facility", "district"],
-    ["zone", "Zone", null],
-  ] as const) {
-    await (await app.services.locationTypes.in(app.root, "demo", "admin")).create({ code, name, parentCode });
-  }
+  await seedLocationTypes(app, "demo");
 }
 
 export async function buildLocationApp(wrapDb?: Parameters<typeof build>[1]): Promise<LocationTestApp> {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildLocationApp, LOCATIONS, type LocationTestApp } from "../helpers/locations.ts";
 import { TWO_MISTAKES } from "./field-order.cases.ts";
+import { countLocations, locationTexts } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §3 "Bulk `PATCH` {"objects": [...]}": missing objects 400; over 100 400; items with
@@ -17,7 +18,7 @@ afterEach(() => app.close());
 type Loc = Record<string, any>;
 
 /** Every location row, as PostgreSQL prints it, in id order: byte-for-byte comparable. */
-const dump = async () => (await app.db.prisma.$queryRaw<{ r: string }[]>`SELECT l::text AS r FROM locations l ORDER BY id`).map((x) => x.r);
+const dump = () => locationTexts(app);
 
 /** PATCHes `body`, expects 400 with exactly {"error": message} and an unchanged table. */
 async function refused(body: unknown, message?: string) {
@@ -52,7 +53,7 @@ describe("the request: {objects: [...]}", () => {
     const res = await app.patch({ objects: items(100) });
     expect(res.status).toBe(202);
     expect(res.body).toHaveLength(100);
-    expect(await app.db.prisma.location.count()).toBe(100);
+    expect(await countLocations(app)).toBe(100);
   });
 
   it("an empty list is 202 with []", async () => {
@@ -85,7 +86,7 @@ describe("202 with the JSON array of ids in request order; location_id updates, 
     expect(await read(ug)).toMatchObject({ name: "Republic of Uganda", latitude: "1.37", site_code: "ug" });
     expect(await read(coast)).toMatchObject({ name: "Coast", parent_location_id: kenya.location_id, location_type_code: "state" });
     expect(await read(ke)).toMatchObject({ name: "Kenya", location_data: { iso: "KE" } });
-    expect(await app.db.prisma.location.count()).toBe(4);
+    expect(await countLocations(app)).toBe(4);
   });
 });
 

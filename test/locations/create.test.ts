@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDomain } from "../helpers/app.ts";
 import { buildLocationApp, LOCATIONS, type LocationTestApp, LOCATION_KEYS } from "../helpers/locations.ts";
 import { TWO_MISTAKES } from "./field-order.cases.ts";
+import { countLocations } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §3 "Create `POST`" and "Rules (create, update and each bulk item)": 201 with the full
@@ -19,7 +20,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const NAIVE_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/;
 const REQUIRED = "'name' and 'location_type_code' are required fields when creating a new location.";
 
-const count = () => app.db.prisma.location.count();
+const count = () => countLocations(app);
 
 /** POSTs `body`, expects 400 with exactly {"error": message}, and that nothing was written. */
 async function refused(body: unknown, message: string) {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDomain, createUser } from "../helpers/app.ts";
 import { buildLocationApp, type LocationTestApp } from "../helpers/locations.ts";
+import { countLocations } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §3 "Rules" across a whole hierarchy (country → state → district → facility, plus the
@@ -35,13 +36,13 @@ describe("a 5-level hierarchy: country → state → district → facility → (
     for (const [parentType, childType] of levels) {
       const parent = parentType ? made[parentType].location_id : null;
       // every other type is refused here, and nothing is written
-      const before = await app.db.prisma.location.count();
+      const before = await countLocations(app);
       for (const wrong of TYPES.filter((t) => t !== childType && !(parent === null && t === "zone"))) {
         const res = await attempt(wrong, parent);
         expect(res.status, `${wrong} under ${parentType}`).toBe(400);
         expect(res.body, `${wrong} under ${parentType}`).toEqual({ error: NOT_VALID });
       }
-      expect(await app.db.prisma.location.count()).toBe(before);
+      expect(await countLocations(app)).toBe(before);
       made[childType] = await app.createLocation({
         name: `The ${childType}`,
         location_type_code: childType,
@@ -51,13 +52,13 @@ describe("a 5-level hierarchy: country → state → district → facility → (
       expect(made[childType].location_type_code).toBe(childType);
     }
     // the fifth level: facility has no child types, whatever the type asked for
-    const before = await app.db.prisma.location.count();
+    const before = await countLocations(app);
     for (const type of TYPES) {
       const res = await attempt(type, made.facility.location_id);
       expect(res.status, type).toBe(400);
       expect(res.body, type).toEqual({ error: NO_CHILDREN });
     }
-    expect(await app.db.prisma.location.count()).toBe(before);
+    expect(await countLocations(app)).toBe(before);
 
     // each level lists its direct child only
     for (const [parentType, childType] of levels.slice(1)) {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { withOffset } from "../helpers/hostile.ts";
+import { withOffset } from "../helpers/arbitraries.ts";
 import { buildLocationApp, type LocationTestApp } from "../helpers/locations.ts";
 
 /**

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDomain, createUser } from "../helpers/app.ts";
 import { buildLocationApp, LOCATIONS, type LocationTestApp } from "../helpers/locations.ts";
+import { setLocationModified } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §3 "List" and §1 "Dates": the seed's filters, whole-day date bounds, order_by,
@@ -39,7 +40,7 @@ async function seedRoots(count: number): Promise<string[]> {
 }
 
 async function setModified(id: string, iso: string) {
-  await app.db.prisma.location.update({ where: { id }, data: { lastModified: new Date(iso) } });
+  await setLocationModified(app, id, new Date(iso));
 }
 
 describe("envelope: {meta: {limit, next, offset, previous, total_count}, objects}", () => {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDomain } from "../helpers/app.ts";
 import { buildLocationApp, LOCATIONS, type LocationTestApp, LOCATION_KEYS } from "../helpers/locations.ts";
 import { TWO_MISTAKES } from "./field-order.cases.ts";
+import { locationText } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §3 "Update `PUT {location_id}`": 200 with the full location; partial; unknown id 404;
@@ -15,7 +16,7 @@ beforeEach(async () => {
 afterEach(() => app.close());
 
 /** The whole row as PostgreSQL prints it: byte-for-byte comparable. */
-const row = async (id: string) => (await app.db.prisma.$queryRaw<{ r: string }[]>`SELECT l::text AS r FROM locations l WHERE id = ${id}::uuid`)[0]?.r;
+const row = (id: string) => locationText(app, id);
 
 /** PUTs `body` on `id`, expects 400 {"error": message}, and that the row did not change. */
 async function refused(id: string, body: unknown, message: string) {

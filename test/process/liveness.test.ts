@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/client.ts";
 import { freshDatabase, usingPostgres } from "../helpers/db.ts";
-import { rawRequest } from "../helpers/hostile.ts";
+import { rawRequest } from "../helpers/raw-http.ts";
 import { startServer, type ServerProcess } from "../helpers/process.ts";
 
 /**

@@ -1,7 +1,8 @@
 import { readdir } from "node:fs/promises";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { HostileSuite } from "../helpers/hostile-suite.ts";
 import {
   appSource,
   brokenCentralDirectory,
@@ -12,23 +13,9 @@ import {
   waitForStatus,
   zip,
 } from "../helpers/archives.ts";
-import {
-  badAnswer,
-  changedTables,
-  deepJson,
-  hostileJsonValue,
-  hostileString,
-  hostileUrlString,
-  pathSegment,
-  queryString,
-  rawBody,
-  rawRequest,
-  runs,
-  snapshot,
-  StatusTally,
-  NO_RATE_LIMIT,
-  type RawResponse,
-} from "../helpers/hostile.ts";
+import { deepJson, hostileJsonValue, hostileString, hostileUrlString, pathSegment, queryString, rawBody, runs } from "../helpers/arbitraries.ts";
+import { badAnswer, changedTables, snapshot } from "../helpers/invariants.ts";
+import { type RawResponse } from "../helpers/raw-http.ts";
 import { BOUNDARY, hangUpMidBody, openFilesUnder, until } from "../helpers/uploads.ts";
 
 /**
@@ -51,13 +38,13 @@ export const APPS_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
 
 const BASE = "/a/demo/apps/api/";
 
+const suite = new HostileSuite(BASE);
+const { tally } = suite;
 let app: TestApp;
 let base: string;
 let user: TestUser;
 let appId: string;
 let processingId: string;
-const tally = new StatusTally();
-let current = "setup";
 
 interface Part {
   name: string;
@@ -82,23 +69,15 @@ function multipart(parts: Part[], boundary = "----hostile-boundary-7"): { body: 
 }
 
 function send(method: string, path: string, body?: Buffer | string, contentType?: string): Promise<RawResponse> {
-  return rawRequest(base, {
-    method,
-    path: `${BASE}${path}`,
-    headers: { Authorization: user.authorization, ...(contentType ? { "Content-Type": contentType } : {}) },
-    body,
-  }).then((res) => {
-    tally.add(current, res.status);
-    return res;
-  });
+  return suite.send(method, path, body, contentType ? { "Content-Type": contentType } : {});
 }
 
-async function checkWrite(path: string, body: Buffer | string, contentType: string | undefined, label: string): Promise<RawResponse> {
-  const before = await snapshot(app.db);
-  const res = await send("POST", path, body, contentType);
-  expect(badAnswer(res, "apps"), `POST ${path} ${label}`).toBeUndefined();
-  if (res.status >= 400) expect(changedTables(before, await snapshot(app.db)), `refused POST ${path} ${label} changed tables`).toEqual([]);
-  return res;
+function checkWrite(path: string, body: Buffer | string, contentType: string | undefined, label: string): Promise<RawResponse> {
+  return suite.checkWrite(
+    `POST ${path} ${label}`,
+    () => send("POST", path, body, contentType),
+    (res) => badAnswer(res, "apps"),
+  );
 }
 
 /** Field values: names and ids as text, mostly harmless, sometimes hostile. */
@@ -136,20 +115,19 @@ const appFile: fc.Arbitrary<string | Buffer> = fc.oneof(
 
 describe(`Import App API under hostile input (${APPS_INPUTS} inputs)`, () => {
   beforeAll(async () => {
-    app = await build(NO_RATE_LIMIT);
-    await createDomain(app, "demo");
-    user = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
-    base = await app.server.listen(0, "127.0.0.1");
+    await suite.start(async (built) => {
+      await createDomain(built, "demo");
+      return createUser(built, { domain: "demo", permissions: ["edit_apps"] });
+    });
+    ({ app, base, user } = suite);
     appId = await createApp(app, user.authorization, "demo", appSource({ paths: ["jr://file/commcare/image/a.png"] }));
     const done = await uploadAndWait(app, user.authorization, "demo", appId, await zip([{ name: "commcare/image/a.png", data: png(1) }]));
     processingId = done.body.processing_id;
   });
-  afterAll(async () => {
-    await app?.close();
-  });
+  afterAll(() => suite.close());
 
   it(`import_app: ${N.importApp} hostile multipart bodies (fields, files, boundaries, content types)`, async () => {
-    current = "import_app";
+    suite.current = "import_app";
     const part: fc.Arbitrary<Part> = fc.oneof(
       { weight: 4, arbitrary: appFile.map((data) => ({ name: "app_file", filename: "app.json", contentType: "application/json", data })) },
       { weight: 3, arbitrary: fieldText.map((data) => ({ name: "app_name", data })) },
@@ -234,7 +212,7 @@ describe(`Import App API under hostile input (${APPS_INPUTS} inputs)`, () => {
   }
 
   it(`multimedia upload: ${N.upload} hostile archives, app ids and bodies`, async () => {
-    current = "multimedia upload";
+    suite.current = "multimedia upload";
     await fc.assert(
       fc.asyncProperty(
         fc.oneof({ weight: 3, arbitrary: fc.constant(appId) }, { weight: 1, arbitrary: pathSegment }),
@@ -261,7 +239,7 @@ describe(`Import App API under hostile input (${APPS_INPUTS} inputs)`, () => {
   });
 
   it(`multimedia processing: ${N.uploadProcessed} accepted hostile archives processed without the job failing`, async () => {
-    current = "multimedia processing";
+    suite.current = "multimedia processing";
     const entry = fc.record({
       name: fc.oneof(
         fc.constantFrom(
@@ -300,7 +278,7 @@ describe(`Import App API under hostile input (${APPS_INPUTS} inputs)`, () => {
   });
 
   it(`status: ${N.status} odd app ids, processing ids and query strings`, async () => {
-    current = "status";
+    suite.current = "status";
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(fc.constant(appId), pathSegment),
@@ -317,7 +295,7 @@ describe(`Import App API under hostile input (${APPS_INPUTS} inputs)`, () => {
   });
 
   it(`file download: ${N.file} odd app ids and media paths`, async () => {
-    current = "file download";
+    suite.current = "file download";
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(fc.constant(appId), pathSegment),
@@ -344,7 +322,7 @@ describe(`Import App API under hostile input (${APPS_INPUTS} inputs)`, () => {
   });
 
   it(`F5: ${N.aborted} bodies cut at a random byte, then the client hangs up (both upload endpoints): never a 500, nothing left behind`, async () => {
-    current = "aborted upload";
+    suite.current = "aborted upload";
     const tmp = await app.services.blobs.tempDir();
     await fc.assert(
       fc.asyncProperty(

@@ -1,29 +1,24 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { HostileSuite } from "../helpers/hostile-suite.ts";
 import {
-  badAnswer,
-  changedTables,
   deepJson,
+  deepValueText,
   hostileJsonValue,
   hostileString,
   hostileUrlString,
   mutatedObject,
+  offsetMinutes,
   pathSegment,
   queryString,
   rawBody,
-  rawRequest,
   runs,
-  snapshot,
-  wrongValue,
-  StatusTally,
-  NO_RATE_LIMIT,
-  deepValueText,
-  offsetMinutes,
   withOffset,
-  badGraphQLAnswer,
-  type RawResponse,
-} from "../helpers/hostile.ts";
+  wrongValue,
+} from "../helpers/arbitraries.ts";
+import { badAnswer, badGraphQLAnswer, changedTables, snapshot } from "../helpers/invariants.ts";
+import { rawRequest, type RawResponse } from "../helpers/raw-http.ts";
 
 /**
  * Issue #7 part 1, Case Data API v2: hostile input to every endpoint (list, detail, multi, ext,
@@ -73,36 +68,25 @@ const LIST_KEYS = [
   "format",
 ];
 
+const suite = new HostileSuite(BASE);
+const { tally } = suite;
 let app: TestApp;
 let base: string;
 let editor: TestUser;
 let existing: { case_id: string; external_id: string }[] = [];
-const tally = new StatusTally();
-/** the property running now, for the tally */
-let current = "setup";
 
 /** A request as the editor; `path` is relative to BASE. */
 function send(method: string, path: string, body?: string, contentType = "application/json"): Promise<RawResponse> {
-  return rawRequest(base, {
-    method,
-    path: `${BASE}${path}`,
-    headers: { Authorization: editor.authorization, ...(body === undefined ? {} : { "Content-Type": contentType }) },
-    body,
-  }).then((res) => {
-    tally.add(current, res.status);
-    return res;
-  });
+  return suite.send(method, path, body, body === undefined ? {} : { "Content-Type": contentType });
 }
 
 /** Sends a write and checks the answer and, when refused, that nothing changed. */
 async function checkWrite(method: string, path: string, body: string): Promise<void> {
-  const before = await snapshot(app.db);
-  const res = await send(method, path, body);
-  const problem = badAnswer(res, "case");
-  expect(problem, `${method} ${path} ${body.slice(0, 300)}`).toBeUndefined();
-  if (res.status >= 400) {
-    expect(changedTables(before, await snapshot(app.db)), `refused ${method} ${path} ${body.slice(0, 300)} changed tables`).toEqual([]);
-  }
+  await suite.checkWrite(
+    `${method} ${path} ${body.slice(0, 300)}`,
+    () => send(method, path, body),
+    (res) => badAnswer(res, "case"),
+  );
 }
 
 const existingId = () => fc.constantFrom(...existing.map((c) => c.case_id));
@@ -132,23 +116,22 @@ const NEW_CASE = { case_type: "patient", case_name: "Ann", owner_id: "owner-1" }
 
 describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
   beforeAll(async () => {
-    app = await build(NO_RATE_LIMIT);
-    await createDomain(app, "demo");
-    await createDomain(app, "other");
-    editor = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_data"] });
-    base = await app.server.listen(0, "127.0.0.1");
+    await suite.start(async (built) => {
+      await createDomain(built, "demo");
+      await createDomain(built, "other");
+      return createUser(built, { domain: "demo", permissions: ["access_api", "edit_data"] });
+    });
+    ({ app, base, user: editor } = suite);
     for (let i = 0; i < 3; i++) {
       const res = await send("POST", "", JSON.stringify({ ...NEW_CASE, external_id: `ext-${i}`, properties: { district: "north" } }));
       expect(res.status).toBe(200);
       existing.push((res.json as { case: { case_id: string; external_id: string } }).case);
     }
   });
-  afterAll(async () => {
-    await app?.close();
-  });
+  afterAll(() => suite.close());
 
   it(`list: ${N.list} odd query strings never 5xx, always JSON`, async () => {
-    current = "list";
+    suite.current = "list";
     await fc.assert(
       fc.asyncProperty(queryString(LIST_KEYS), async (query) => {
         const res = await send("GET", query);
@@ -159,7 +142,7 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
   });
 
   it(`detail, multi and ext reads: ${N.read} odd path segments and query strings`, async () => {
-    current = "detail, multi and ext reads";
+    suite.current = "detail, multi and ext reads";
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
@@ -180,7 +163,7 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
   });
 
   it(`bulk fetch: ${N.bulkFetch} hostile bodies and queries, refused ones change nothing`, async () => {
-    current = "bulk fetch";
+    suite.current = "bulk fetch";
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
@@ -205,7 +188,7 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
   });
 
   it(`create (POST object): ${N.create} payloads with wrong types, odd strings and unknown keys`, async () => {
-    current = "create (POST object)";
+    suite.current = "create (POST object)";
     await fc.assert(
       fc.asyncProperty(mutatedObject(NEW_CASE, caseFields()), fc.oneof(fc.constant(""), queryString(["fields", "exclude"])), async (body, query) =>
         checkWrite("POST", query, JSON.stringify(body)),
@@ -215,7 +198,7 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
   });
 
   it(`update (PUT {case_id}): ${N.update} hostile payloads and ids`, async () => {
-    current = "update (PUT {case_id})";
+    suite.current = "update (PUT {case_id})";
     await fc.assert(
       fc.asyncProperty(
         fc.oneof({ weight: 3, arbitrary: existingId() }, { weight: 1, arbitrary: pathSegment }),
@@ -227,7 +210,7 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
   });
 
   it(`upsert (PUT ext/{ext_id}/ and PUT '' object): ${N.upsert} hostile payloads and external ids`, async () => {
-    current = "upsert (PUT ext/{ext_id}/ and PUT '' object)";
+    suite.current = "upsert (PUT ext/{ext_id}/ and PUT '' object)";
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
@@ -245,7 +228,7 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
   });
 
   it(`bulk (POST/PUT list): ${N.bulk} lists of hostile items, all or nothing`, async () => {
-    current = "bulk (POST/PUT list)";
+    suite.current = "bulk (POST/PUT list)";
     const item = fc.oneof(
       mutatedObject({ ...NEW_CASE, create: true }, caseFields()),
       mutatedObject({ create: false, case_name: "x" }, caseFields()).map((o) => ({ case_id: existing[0].case_id, ...o })),
@@ -272,7 +255,7 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
   });
 
   it(`raw bodies: ${N.rawBodies} malformed JSON, deep nesting, huge and binary bodies on every write`, async () => {
-    current = "raw bodies";
+    suite.current = "raw bodies";
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom<[string, () => string]>(
@@ -302,7 +285,7 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
   });
 
   it(`F8: ${N.deepValues} values nested 1 to 10,000 deep in every JSON-valued field (REST and GraphQL): 400, echo cut, nothing saved`, async () => {
-    current = "F8 deep values";
+    suite.current = "F8 deep values";
     const fields = (deep: string): [string, string, string][] => [
       ["POST", "", `{"case_type":"t","case_name":"n","owner_id":"o","properties":{"p":${deep}}}`],
       ["POST", "", `{"case_type":"t","case_name":"n","owner_id":"o","properties":${deep}}`],
@@ -343,7 +326,7 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
             headers: { Authorization: editor.authorization, "Content-Type": "application/json" },
             body: `{"query":${JSON.stringify(mutations[mutation])},"variables":{"v":${variable}}}`,
           });
-          tally.add(current, gql.status);
+          tally.add(suite.current, gql.status);
           expect(badGraphQLAnswer(gql), variable.slice(0, 200)).toBeUndefined();
           expect((gql.json as { errors?: unknown[] }).errors?.length, gql.text.slice(0, 300)).toBe(1);
           expect(changedTables(before, await snapshot(app.db))).toEqual([]);
@@ -354,7 +337,7 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
   });
 
   it(`F10: ${N.dateOffsets} date filters at any offset from -23:59 to +23:59 bound the cases' instants exactly (REST and GraphQL)`, async () => {
-    current = "F10 date offsets";
+    suite.current = "F10 date offsets";
     const all = await send("GET", "?limit=5000");
     const cases = (all.json as { cases: { case_id: string; last_modified: string; date_opened: string }[] }).cases;
     await fc.assert(
@@ -383,7 +366,7 @@ describe(`Case API v2 under hostile input (${CASE_INPUTS} inputs)`, () => {
               variables: { r: { [op]: value } },
             }),
           });
-          tally.add(current, gql.status);
+          tally.add(suite.current, gql.status);
           expect(badGraphQLAnswer(gql)).toBeUndefined();
           const nodes = (gql.json as { data: { cases: { nodes: { caseId: string }[] } } }).data.cases.nodes.map((n) => n.caseId);
           expect(nodes.filter((id) => cases.some((c) => c.case_id === id)).sort(), `GraphQL lastModified.${op}=${value}`).toEqual(expected.sort());

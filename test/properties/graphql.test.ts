@@ -14,21 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildGatewaySchema } from "../../src/gateway/schema.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { appSource, createApp, png, zip } from "../helpers/archives.ts";
-import {
-  badGraphQLAnswer,
-  changedTables,
-  deepJson,
-  hostileJsonValue,
-  hostileString,
-  NO_RATE_LIMIT,
-  rawBody,
-  rawRequest,
-  runs,
-  snapshot,
-  StatusTally,
-  wrongValue,
-  type RawResponse,
-} from "../helpers/hostile.ts";
+import { deepJson, hostileJsonValue, hostileString, rawBody, runs, wrongValue } from "../helpers/arbitraries.ts";
+import { badGraphQLAnswer, changedTables, snapshot, StatusTally } from "../helpers/invariants.ts";
+import { NO_RATE_LIMIT, rawRequest, type RawResponse } from "../helpers/raw-http.ts";
+import { jobRow } from "../helpers/rows.ts";
 
 /**
  * Issue #7 part 1, GraphQL: every mutation of the built schema, with arguments generated from
@@ -422,7 +411,7 @@ describe(`GraphQL under hostile input (${GRAPHQL_INPUTS} inputs)`, () => {
           const pid = (json.data as { uploadMultimedia?: string } | undefined)?.uploadMultimedia;
           if (pid) {
             for (let i = 0; i < 200; i++) {
-              const job = await app.db.prisma.multimediaJob.findUnique({ where: { id: pid } });
+              const job = await jobRow(app, pid);
               if (job && ["complete", "completed", "failed", "done"].includes(job.status)) break;
               await new Promise((r) => setTimeout(r, 25));
             }

@@ -13,7 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildGatewaySchema } from "../../src/gateway/schema.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
-import { encodeLoosely, hostileString, NO_RATE_LIMIT, rawRequest, runs, StatusTally, type RawResponse } from "../helpers/hostile.ts";
+import { encodeLoosely, hostileString, runs } from "../helpers/arbitraries.ts";
+import { StatusTally } from "../helpers/invariants.ts";
+import { NO_RATE_LIMIT, rawRequest, type RawResponse } from "../helpers/raw-http.ts";
 
 /**
  * CONTRACT §7.5, property-based: every REST route of the OpenAPI document and every GraphQL query

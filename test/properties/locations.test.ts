@@ -1,29 +1,24 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { HostileSuite } from "../helpers/hostile-suite.ts";
 import { seedLocationDomain } from "../helpers/locations.ts";
 import {
-  badAnswer,
-  changedTables,
   deepJson,
+  deepValueText,
   hostileJsonValue,
   hostileString,
   mutatedObject,
+  offsetMinutes,
   pathSegment,
   queryString,
   rawBody,
-  rawRequest,
   runs,
-  snapshot,
-  StatusTally,
-  wrongValue,
-  NO_RATE_LIMIT,
-  deepValueText,
-  offsetMinutes,
   withOffset,
-  badGraphQLAnswer,
-  type RawResponse,
-} from "../helpers/hostile.ts";
+  wrongValue,
+} from "../helpers/arbitraries.ts";
+import { badAnswer, badGraphQLAnswer, changedTables, snapshot } from "../helpers/invariants.ts";
+import { rawRequest, type RawResponse } from "../helpers/raw-http.ts";
 
 /**
  * Issue #7 part 1, Location API v2 (and the location type list): hostile input to list, detail,
@@ -62,32 +57,24 @@ const LIST_KEYS = [
   "fields",
 ];
 
+const suite = new HostileSuite(BASE);
+const { tally } = suite;
 let app: TestApp;
 let editor: TestUser;
 let base: string;
 const ids: string[] = [];
-const tally = new StatusTally();
-let current = "setup";
 
 function send(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<RawResponse> {
-  return rawRequest(base, {
-    method,
-    path: `${BASE}${path}`,
-    headers: { Authorization: editor.authorization, ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
-    body,
-  }).then((res) => {
-    tally.add(current, res.status);
-    return res;
-  });
+  return suite.send(method, path, body, { ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers });
 }
 
 async function checkWrite(method: string, path: string, body: string, headers: Record<string, string> = {}): Promise<void> {
-  const before = await snapshot(app.db);
-  const res = await send(method, path, body, headers);
-  expect(badAnswer(res, "location", { allowXml: true }), `${method} ${path} ${body.slice(0, 300)}`).toBeUndefined();
-  if (res.status >= 400) {
-    expect(changedTables(before, await snapshot(app.db)), `refused ${method} ${path} ${body.slice(0, 300)} changed tables`).toEqual([]);
-  }
+  const label = `${method} ${path} ${body.slice(0, 300)}`;
+  await suite.checkWrite(
+    label,
+    () => send(method, path, body, headers),
+    (res) => badAnswer(res, "location", { allowXml: true }),
+  );
 }
 
 const existingId = () => fc.constantFrom(...ids);
@@ -117,11 +104,11 @@ const formatHeaders = fc.constantFrom<Record<string, string>>(
 
 describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () => {
   beforeAll(async () => {
-    // the rate limit off: these files send many requests a second
-    app = await build(NO_RATE_LIMIT);
-    await seedLocationDomain(app);
-    editor = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_locations"] });
-    base = await app.server.listen(0, "127.0.0.1");
+    await suite.start(async (built) => {
+      await seedLocationDomain(built);
+      return createUser(built, { domain: "demo", permissions: ["access_api", "edit_locations"] });
+    });
+    ({ app, base, user: editor } = suite);
     const create = async (fields: Record<string, unknown>) => {
       const res = await send("POST", "", JSON.stringify(fields));
       expect(res.status, res.text).toBe(201);
@@ -133,12 +120,10 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
     const facility = await create({ name: "Clinic", location_type_code: "facility", parent_location_id: district });
     ids.push(country, state, district, facility);
   });
-  afterAll(async () => {
-    await app?.close();
-  });
+  afterAll(() => suite.close());
 
   it(`list: ${N.list} odd query strings and Accept headers`, async () => {
-    current = "list";
+    suite.current = "list";
     await fc.assert(
       fc.asyncProperty(queryString(LIST_KEYS), formatHeaders, async (query, headers) => {
         const res = await send("GET", query, undefined, headers);
@@ -149,7 +134,7 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
   });
 
   it(`detail and location types: ${N.detail} odd path segments and query strings`, async () => {
-    current = "detail";
+    suite.current = "detail";
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
@@ -166,7 +151,7 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
                 method: "GET",
                 path: `/a/demo/api/location_type/v1/${segment}${query}`,
                 headers: { Authorization: editor.authorization, ...headers },
-              }).then((r) => (tally.add(current, r.status), r))
+              }).then((r) => (tally.add(suite.current, r.status), r))
             : await send("GET", `${segment}${query}`, undefined, headers);
           expect(badAnswer(res, "location", { allowXml: true }), `GET ${types ? "location_type/v1/" : ""}${segment}${query}`).toBeUndefined();
         },
@@ -176,7 +161,7 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
   });
 
   it(`create (POST): ${N.create} payloads with wrong types, odd strings and unknown keys`, async () => {
-    current = "create";
+    suite.current = "create";
     await fc.assert(
       fc.asyncProperty(
         mutatedObject({ name: "Place", location_type_code: "state", parent_location_id: ids[0] }, locationFields()),
@@ -188,7 +173,7 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
   });
 
   it(`update (PUT {location_id}): ${N.update} hostile payloads and ids`, async () => {
-    current = "update";
+    suite.current = "update";
     await fc.assert(
       fc.asyncProperty(
         fc.oneof({ weight: 3, arbitrary: existingId() }, { weight: 1, arbitrary: pathSegment }),
@@ -200,7 +185,7 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
   });
 
   it(`bulk PATCH: ${N.bulk} lists of hostile items, all or nothing`, async () => {
-    current = "bulk PATCH";
+    suite.current = "bulk PATCH";
     const item = fc.oneof(
       mutatedObject({ name: "Bulk", location_type_code: "zone" }, locationFields()),
       mutatedObject({ name: "Renamed" }, locationFields()).map((o) => ({ location_id: ids[1], ...o })),
@@ -226,7 +211,7 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
   });
 
   it(`raw bodies: ${N.rawBodies} malformed JSON, deep nesting, huge and binary bodies on every write`, async () => {
-    current = "raw bodies";
+    suite.current = "raw bodies";
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom<[string, () => string]>(["POST", () => ""], ["PATCH", () => ""], ["PUT", () => ids[2]]),
@@ -238,7 +223,7 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
   });
 
   it(`F8: ${N.deepValues} values nested 1 to 10,000 deep in every JSON-valued field (REST and GraphQL): 400, echo cut, nothing saved`, async () => {
-    current = "F8 deep values";
+    suite.current = "F8 deep values";
     const bodies = (deep: string): [string, string, string][] => [
       ["POST", "", `{"name":${deep},"location_type_code":"country"}`],
       ["POST", "", `{"name":"N","location_type_code":${deep}}`],
@@ -269,7 +254,7 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
           headers: { Authorization: editor.authorization, "Content-Type": "application/json" },
           body: `{"query":"mutation($d: JSONObject) { createLocation(domain: \\"demo\\", input: {name: \\"N\\", locationTypeCode: \\"country\\", locationData: $d}) { locationId } }","variables":{"d":${variable}}}`,
         });
-        tally.add(current, gql.status);
+        tally.add(suite.current, gql.status);
         expect(badGraphQLAnswer(gql), variable.slice(0, 200)).toBeUndefined();
         expect((gql.json as { errors?: unknown[] }).errors?.length, gql.text.slice(0, 300)).toBe(1);
         expect(changedTables(before, await snapshot(app.db))).toEqual([]);
@@ -279,7 +264,7 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
   });
 
   it(`F10: ${N.dateOffsets} last_modified filters at any offset from -23:59 to +23:59 bound the instants exactly (REST and GraphQL)`, async () => {
-    current = "F10 date offsets";
+    suite.current = "F10 date offsets";
     const all = await send("GET", "?format=json&limit=0");
     const locations = (all.json as { objects: { location_id: string; last_modified: string }[] }).objects;
     const instant = (naive: string) => Date.parse(`${naive.slice(0, 23)}Z`);
@@ -308,7 +293,7 @@ describe(`Location API v2 under hostile input (${LOCATION_INPUTS} inputs)`, () =
               variables: { r: { [op]: value } },
             }),
           });
-          tally.add(current, gql.status);
+          tally.add(suite.current, gql.status);
           expect(badGraphQLAnswer(gql)).toBeUndefined();
           const nodes = (gql.json as { data: { locations: { nodes: { locationId: string }[] } } }).data.locations.nodes.map((n) => n.locationId);
           expect(nodes.filter(known).sort(), `GraphQL lastModified.${op}=${value}`).toEqual([...expected].sort());

@@ -1,8 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { build, createDomain, createUser } from "../helpers/app.ts";
-import { runs } from "../helpers/hostile.ts";
+import { runs } from "../helpers/arbitraries.ts";
 import { connectWs, type OperationOutcome } from "../helpers/ws.ts";
+import { apiKeyRows, countCases } from "../helpers/rows.ts";
 
 /**
  * F2 (issue #12) as a property: on one open WebSocket, a generated sequence of credential changes
@@ -37,17 +38,17 @@ describe("properties: WebSocket credentials (F2)", () => {
         try {
           await createDomain(app, "demo");
           const user = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_data"] });
-          const key = await app.db.prisma.apiKey.findFirstOrThrow({ where: { user: { username: user.username } } });
+          const key = await (await apiKeyRows(app, user.username))[0];
           const ws = await connectWs(app, user.authorization);
           let forbidden = false;
           try {
             for (const { change, via, operation } of steps) {
               await applyChange(change, via);
               forbidden ||= change !== "nothing";
-              const before = await app.db.prisma.case.count();
+              const before = await countCases(app);
               const outcome = await ws.run(OPERATIONS[operation]);
               expect(succeeded(outcome), JSON.stringify({ change, via, operation, outcome })).toBe(!forbidden);
-              if (forbidden) expect(await app.db.prisma.case.count()).toBe(before);
+              if (forbidden) expect(await countCases(app)).toBe(before);
             }
           } finally {
             await ws.dispose();

@@ -8,7 +8,8 @@ import { globalId } from "../../src/graphql/node.ts";
 import { buildGatewaySchema } from "../../src/gateway/schema.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { appSource, createApp, png, uploadAndWait, zip } from "../helpers/archives.ts";
-import { NO_RATE_LIMIT, rawRequest, type RawResponse } from "../helpers/hostile.ts";
+import { NO_RATE_LIMIT, rawRequest, type RawResponse } from "../helpers/raw-http.ts";
+import { domainRow } from "../helpers/rows.ts";
 
 /**
  * Issue #7 part 2: tenant isolation as a matrix. Domain A ("alpha") holds data; domain B ("beta")
@@ -316,7 +317,7 @@ function expectForbidden(result: Awaited<ReturnType<typeof gqlResult>>, message:
 
 /** A's rows (every table with a domain), to prove that nothing here changed them. */
 async function domainRows(domainName: string): Promise<Record<string, string>> {
-  const { id } = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: domainName } });
+  const { id } = await domainRow(app, domainName);
   const out: Record<string, string> = {};
   for (const table of [
     "cases",

@@ -3,6 +3,7 @@ import { WebSocket } from "ws";
 import { loadConfig } from "../../src/config.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { appSource, createApp, png, zip } from "../helpers/archives.ts";
+import { countApps, countDomains, countJobs, countLocations } from "../helpers/rows.ts";
 
 /**
  * Issue #7 part 3: every size and shape limit, each with a test. This file holds the ones no other
@@ -63,7 +64,7 @@ describe("request body size on the Location API (413 {error}, nothing saved)", (
       expect(res.status, method).toBe(413);
       expect(Object.keys(res.body), method).toEqual(["error"]);
     }
-    expect(await app.db.prisma.location.count()).toBe(0);
+    expect(await countLocations(app)).toBe(0);
     const fits = await app
       .http()
       .post("/a/demo/api/location/v2/")
@@ -78,7 +79,7 @@ describe("GraphQL upload size (UPLOAD_LIMIT_BYTES, GRAPHQL_UPLOAD_MAX_FILES)", (
   const UPLOAD = "mutation($domain: String!, $appId: ID!, $file: Upload!) { uploadMultimedia(domain: $domain, appId: $appId, file: $file) }";
 
   it("an importApp file over the limit is HTTP 413 with PAYLOAD_TOO_LARGE, and nothing is stored", async () => {
-    const before = await app.db.prisma.app.count();
+    const before = await countApps(app);
     const source = Buffer.from(JSON.stringify({ doc_type: "Application", pad: "x".repeat(UPLOAD_LIMIT) }));
     const res = await multipart(IMPORT, { domain: "demo", file: null }, { 0: source }, { 0: ["variables.file"] });
     expect(res.status).toBe(413);
@@ -86,7 +87,7 @@ describe("GraphQL upload size (UPLOAD_LIMIT_BYTES, GRAPHQL_UPLOAD_MAX_FILES)", (
     expect(res.body.errors).toHaveLength(1);
     expect(res.body.errors[0].extensions.code).toBe("PAYLOAD_TOO_LARGE");
     expect(res.body.errors[0].message).toMatch(new RegExp(`${UPLOAD_LIMIT} byte`));
-    expect(await app.db.prisma.app.count()).toBe(before);
+    expect(await countApps(app)).toBe(before);
   });
 
   it("an uploadMultimedia archive over the limit is 413 PAYLOAD_TOO_LARGE, no job; a small one is queued", async () => {
@@ -95,7 +96,7 @@ describe("GraphQL upload size (UPLOAD_LIMIT_BYTES, GRAPHQL_UPLOAD_MAX_FILES)", (
     const res = await multipart(UPLOAD, { domain: "demo", appId, file: null }, { 0: big }, { 0: ["variables.file"] });
     expect(res.status).toBe(413);
     expect(res.body.errors[0].extensions.code).toBe("PAYLOAD_TOO_LARGE");
-    expect(await app.db.prisma.multimediaJob.count()).toBe(0);
+    expect(await countJobs(app)).toBe(0);
     const small = await multipart(
       UPLOAD,
       { domain: "demo", appId, file: null },
@@ -107,14 +108,14 @@ describe("GraphQL upload size (UPLOAD_LIMIT_BYTES, GRAPHQL_UPLOAD_MAX_FILES)", (
   });
 
   it("more files than GRAPHQL_UPLOAD_MAX_FILES in one request is a 413 JSON error, nothing stored", async () => {
-    const before = await app.db.prisma.app.count();
+    const before = await countApps(app);
     const files = { 0: Buffer.from("{}"), 1: Buffer.from("{}"), 2: Buffer.from("{}") };
     const res = await multipart(IMPORT, { domain: "demo", file: null }, files, { 0: ["variables.file"], 1: ["variables.x"], 2: ["variables.y"] });
     expect(res.status).toBe(413);
     expect(res.headers["content-type"]).toMatch(/^application\/json/);
     expect(res.body.errors[0].message).toMatch(/2 max file uploads exceeded/);
     expect(res.body.errors[0].extensions.code).toBe("PAYLOAD_TOO_LARGE");
-    expect(await app.db.prisma.app.count()).toBe(before);
+    expect(await countApps(app)).toBe(before);
   });
 
   it("a multipart `operations` field over BODY_LIMIT_BYTES is a 413 JSON error", async () => {
@@ -234,7 +235,7 @@ describe("GraphQL batching is off: an array of operations is refused", () => {
     expect(res.status).toBe(400);
     expect(res.headers["content-type"]).toMatch(/json/);
     expect(res.body.errors[0]).toMatchObject({ message: "Operation batching disabled.", extensions: { code: "BAD_REQUEST" } });
-    expect(await app.db.prisma.domain.count({ where: { name: { startsWith: "batched-" } } })).toBe(0);
+    expect(await countDomains(app, "batched-")).toBe(0);
   });
 });
 

@@ -11,6 +11,7 @@ import { buildServer } from "../../src/server.ts";
 import { createServices } from "../../src/services.ts";
 import { basic, build, createDomain, createUser, headerValues, type TestApp, type TestUser } from "../helpers/app.ts";
 import { usingPostgres } from "../helpers/db.ts";
+import { rateLimitRows } from "../helpers/rows.ts";
 
 /**
  * Issue #12 F7: failed password logins are throttled per client address and per username, shared
@@ -438,7 +439,7 @@ describe.skipIf(!usingPostgres())("PostgreSQL: budgets shared by every process",
       expect((await restAs(basic(user.username, "x"), "127.0.0.3", second)).status).toBe(401);
       expect((await restAs(basic(user.username, "x"), "127.0.0.4")).status).toBe(401);
       expect429(await restAs(basic(user.username, "x"), "127.0.0.5", second), 900);
-      const keys = (await app.db.prisma.rateLimitCounter.findMany()).map((r) => r.key).sort();
+      const keys = (await rateLimitRows(app)).map((r) => r.key).sort();
       expect(keys).toEqual(expect.arrayContaining(["login-addr:127.0.0.2", `login-user:${user.username}`]));
     } finally {
       await server2.close();

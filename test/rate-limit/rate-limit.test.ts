@@ -12,6 +12,7 @@ import { parse } from "graphql";
 import request from "supertest";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { usingPostgres } from "../helpers/db.ts";
+import { countApps, countCases, countRateLimitRows, putRateLimitRow, rateLimitRows } from "../helpers/rows.ts";
 
 /**
  * CONTRACT §1 "Rate limit: 429 with Retry-After", issue #7 part 4: requests per user and domain,
@@ -67,7 +68,7 @@ describe("429 with Retry-After and the family's body, once the budget is spent",
     const write = await app.http().post(CASES).set("Authorization", user.authorization).send({ case_type: "t", case_name: "n", owner_id: "o" });
     expect429(write, 30);
     expect(write.body).toEqual({ error: "Rate limit exceeded" });
-    expect(await app.db.prisma.case.count()).toBe(0);
+    expect(await countCases(app)).toBe(0);
   });
 
   it("Location API (and location types): {error: Rate limit exceeded}, exactly", async () => {
@@ -95,7 +96,7 @@ describe("429 with Retry-After and the family's body, once the budget is spent",
       .field("app_name", "A");
     expect429(upload, 30);
     expect(upload.body).toEqual({ success: false, error: "Rate limit exceeded" });
-    expect(await app.db.prisma.app.count()).toBe(0);
+    expect(await countApps(app)).toBe(0);
   });
 
   it("GraphQL: HTTP 429, Retry-After, one error with extensions.code RATE_LIMITED and no data", async () => {
@@ -115,7 +116,7 @@ describe("429 with Retry-After and the family's body, once the budget is spent",
     );
     expect429(write, 20);
     expect(write.body.errors[0].extensions.code).toBe("RATE_LIMITED");
-    expect(await app.db.prisma.case.count()).toBe(0);
+    expect(await countCases(app)).toBe(0);
   });
 
   it("GraphQL over GET counts too (domain from the query string's variables)", async () => {
@@ -388,7 +389,7 @@ describe.skipIf(!usingPostgres())("PostgreSQL: counters shared by every process"
       expect((await at("a").get(CASES).set("Authorization", user.authorization)).status).toBe(429);
       // GraphQL on either process draws on the same row
       expect((await gqlPost(app, user.authorization, 'query { cases(domain: "demo") { totalCount } }')).status).toBe(429);
-      const rows = await app.db.prisma.rateLimitCounter.findMany();
+      const rows = await rateLimitRows(app);
       expect(rows.find((r) => r.key.endsWith(":demo"))?.points).toBeGreaterThanOrEqual(4);
       // another domain on the second process is untouched
       expect((await at("b").get("/a/other/api/case/v2/").set("Authorization", user.authorization)).status).toBe(200);
@@ -418,9 +419,9 @@ describe.skipIf(!usingPostgres())("PostgreSQL: counters shared by every process"
       expect(outcomes.filter((o) => o === "ok")).toHaveLength(25);
       expect(outcomes.filter((o) => o === "RATE_LIMITED")).toHaveLength(35);
       // counters of ended windows are purged; live ones stay
-      await app.db.prisma.rateLimitCounter.create({ data: { key: "rl:old:demo", points: 3, expire: BigInt(Date.now() - 120_000) } });
+      await putRateLimitRow(app, "rl:old:demo", 3, new Date(Date.now() - 120_000));
       expect(await limiters[1].purgeExpired()).toBe(1);
-      expect(await app.db.prisma.rateLimitCounter.count({ where: { key: { contains: "shared" } } })).toBe(1);
+      expect(await countRateLimitRows(app, "shared")).toBe(1);
       limiters.forEach((l) => l.close());
     } finally {
       await db2.close();

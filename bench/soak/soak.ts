@@ -13,7 +13,7 @@
  *      25-45 s in), which is not a leak. What follows is cut in two halves by time, and the mean
  *      of the later half must be within 15% of the earlier's (SOAK_RSS_TOLERANCE to change), for
  *      every process;
- *   4. beside that load, a hostile mix (scripts/soak-hostile.ts: fan-out GraphQL queries, deep JSON,
+ *   4. beside that load, a hostile mix (bench/soak/soak-hostile.ts: fan-out GraphQL queries, deep JSON,
  *      bad logins, aborted uploads; `--no-hostile` to leave it out) is refused with 4xx only, and
  *      leaves nothing in the servers' temporary directory. It is aimed at the first process only.
  * Prints a summary and exits non-zero when a check fails.
@@ -47,7 +47,7 @@ import { parseArgs, promisify } from "node:util";
 import autocannon from "autocannon";
 import { leftBehind, prepareHostile, runHostile, type HostileReport } from "./soak-hostile.ts";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
+const ROOT = path.resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
 
 const USAGE = "usage: npm run soak [-- --seconds N] [-- --connections N] [-- --processes N] [-- --no-hostile]";
