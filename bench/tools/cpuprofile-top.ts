@@ -26,11 +26,11 @@ profile.samples.forEach((id, i) => {
       : functionName;
   byFile.set(pkg, (byFile.get(pkg) ?? 0) + dt);
 });
-const show = (m: Map<string, number>, n: number) =>
-  [...m]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .forEach(([k, v]) => console.log(`${(v / 1000).toFixed(0).padStart(7)} ms ${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`));
+const show = (m: Map<string, number>, n: number) => {
+  for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, n)) {
+    console.log(`${(v / 1000).toFixed(0).padStart(7)} ms ${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`);
+  }
+};
 console.log(`total ${(total / 1000).toFixed(0)} ms\n-- by package/folder`);
 show(byFile, 25);
 console.log("-- by function (self)");

@@ -34,7 +34,7 @@ const N = {
   file: 100,
   aborted: 30,
 };
-export const APPS_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
+const APPS_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
 
 const BASE = "/a/demo/apps/api/";
 

@@ -40,7 +40,7 @@ const N = {
   deepValues: 60,
   dateOffsets: 60,
 };
-export const CASE_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
+const CASE_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
 
 const BASE = "/a/demo/api/case/v2/";
 const LIST_KEYS = [

@@ -40,7 +40,7 @@ const JSON_MUTATIONS = MUTATIONS.filter((f) => !UPLOAD_MUTATIONS.has(f.name));
 
 const PER_MUTATION = 30;
 const N = { wrongVariables: 60, documents: 120, bodies: 100, uploads: 80 };
-export const GRAPHQL_INPUTS = JSON_MUTATIONS.length * PER_MUTATION + N.wrongVariables + N.documents + N.bodies + N.uploads;
+const GRAPHQL_INPUTS = JSON_MUTATIONS.length * PER_MUTATION + N.wrongVariables + N.documents + N.bodies + N.uploads;
 
 let app: TestApp;
 let base: string;

@@ -37,7 +37,7 @@ const N = {
   deepValues: 50,
   dateOffsets: 50,
 };
-export const LOCATION_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
+const LOCATION_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
 
 const BASE = "/a/demo/api/location/v2/";
 const LIST_KEYS = [

@@ -13,7 +13,7 @@ import { countOAuthTokens } from "../helpers/rows.ts";
  */
 
 const N = { repeatedKeys: 80, jsonBodies: 60, anyForm: 80 };
-export const OAUTH_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
+const OAUTH_INPUTS = Object.values(N).reduce((a, b) => a + b, 0);
 
 const PARAMETERS = ["grant_type", "client_id", "client_secret", "username", "password", "refresh_token", "scope"] as const;
 

@@ -422,7 +422,7 @@ describe.skipIf(!usingPostgres())("PostgreSQL: counters shared by every process"
       await putRateLimitRow(app, "rl:old:demo", 3, new Date(Date.now() - 120_000));
       expect(await limiters[1].purgeExpired()).toBe(1);
       expect(await countRateLimitRows(app, "shared")).toBe(1);
-      limiters.forEach((l) => l.close());
+      for (const l of limiters) l.close();
     } finally {
       await db2.close();
     }

@@ -300,7 +300,10 @@ async function gqlResult(
 
 /** The refusal of `row`: FORBIDDEN, or for a row that hides, data of nulls and no error. */
 function expectRefused(row: GqlRow, result: Awaited<ReturnType<typeof gqlResult>>, message: string | undefined): void {
-  if (!row.hides) return expectForbidden(result, message);
+  if (!row.hides) {
+    expectForbidden(result, message);
+    return;
+  }
   expect(result.errors, JSON.stringify(result)).toBeUndefined();
   expect(JSON.stringify(result.data).replace(/null/g, ""), JSON.stringify(result)).toMatch(/^\{"[a-z]+":\[?,?\]?\}$/);
 }

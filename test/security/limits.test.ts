@@ -252,7 +252,7 @@ describe("WebSocket message size (WS_MAX_PAYLOAD_BYTES)", () => {
     const waiters: (() => void)[] = [];
     socket.on("message", (data) => {
       messages.push(JSON.parse(String(data)));
-      waiters.splice(0).forEach((w) => w());
+      for (const w of waiters.splice(0)) w();
     });
     const closed = new Promise<{ code: number }>((resolve) => socket.on("close", (code) => resolve({ code })));
     await new Promise<void>((resolve, reject) => {
