@@ -6,7 +6,7 @@
 
 export const CREDENTIALS_CHANGED = "credentialsChanged" as const;
 
-export interface CredentialsChangedEvent {
+interface CredentialsChangedEvent {
   userId: string;
 }
 

@@ -60,7 +60,7 @@ export async function zip(entries: ArchiveEntry[]): Promise<Buffer> {
   return bytes;
 }
 
-export async function zipToFile(file: string, entries: ArchiveEntry[]): Promise<string> {
+async function zipToFile(file: string, entries: ArchiveEntry[]): Promise<string> {
   await writeFile(file, await zip(entries));
   return file;
 }
@@ -207,7 +207,7 @@ export function mp3(seed = 0): Buffer {
 }
 
 /** An ISO base media file: an `ftyp` box with the given major brand (isom → MP4, 3gp4 → 3GPP). */
-export function isoMedia(brand = "isom", seed = 0): Buffer {
+function isoMedia(brand = "isom", seed = 0): Buffer {
   const ftyp = Buffer.alloc(24);
   ftyp.writeUInt32BE(24, 0);
   ftyp.write("ftyp", 4, "latin1");

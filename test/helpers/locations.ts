@@ -36,7 +36,7 @@ export const LOCATION_KEYS = [
 export const LOCATIONS = "/a/demo/api/location/v2/";
 
 /** The location types of the tests: country > state > district > facility, and zone (a second root). */
-export const LOCATION_TYPES = [
+const LOCATION_TYPES = [
   ["country", "Country", null],
   ["state", "State", "country"],
   ["district", "District", "state"],

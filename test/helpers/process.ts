@@ -107,7 +107,7 @@ export async function killGroup(pgid: number): Promise<void> {
 }
 
 /** Where PostgreSQL's server binaries are (PG_BIN, or Debian's), if they are installed. */
-export function postgresBinaries(): string | undefined {
+function postgresBinaries(): string | undefined {
   const candidates = [process.env.PG_BIN, "/usr/lib/postgresql/15/bin"];
   try {
     for (const version of readdirSync("/usr/lib/postgresql")) candidates.push(`/usr/lib/postgresql/${version}/bin`);

@@ -74,6 +74,6 @@ export function rawRequest(
 }
 
 /** Percent-encodes what Node would refuse to send (spaces, controls, non-ASCII); `%` garbage stays. */
-export function sendable(path: string): string {
+function sendable(path: string): string {
   return path.replace(/[^\x21-\x7e]/gu, (ch) => (/[\ud800-\udfff]/.test(ch) ? "%ED%A0%80" : encodeURIComponent(ch)));
 }
