@@ -77,7 +77,7 @@ if (cluster && process.argv.includes("--statements")) {
     const lines = (await readFile(logFile, "utf8"))
       .slice(before)
       .split("\n")
-      .filter((l) => /LOG:  duration/.test(l));
+      .filter((l) => /LOG: {2}duration/.test(l));
     console.log(`--- ${name}: ${lines.length} statements`);
     for (const l of lines)
       console.log(

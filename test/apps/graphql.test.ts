@@ -187,7 +187,7 @@ describe("Subscription.multimediaProgress", () => {
       "media.zip",
     );
     const processingId = res.body.data.uploadMultimedia;
-    const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+    const url = `${(await app.server.listen(0, "127.0.0.1")).replace("http", "ws")}/graphql`;
     client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0 });
     const events: { state: string; complete: boolean; progress: { current: number }; result: { unmatchedCount: number } | null }[] = [];
     const done = (async () => {

@@ -65,7 +65,7 @@ describe("OAuth token endpoint", () => {
     expect(res.status).toBe(200);
     expect(res.headers["content-type"]).toMatch(/^application\/json/);
     expect(res.headers["cache-control"]).toBe("no-store");
-    expect(res.headers["pragma"]).toBe("no-cache");
+    expect(res.headers.pragma).toBe("no-cache");
     expect(res.body).toEqual({
       access_token: expect.any(String),
       token_type: "Bearer",
@@ -326,12 +326,12 @@ describe("OAuth token endpoint", () => {
   it("a GET to /oauth/token → 405 with Allow: POST and a JSON body", async () => {
     const res = await app.http().get(TOKEN);
     expect(res.status).toBe(405);
-    expect(res.headers["allow"]).toBe("POST");
+    expect(res.headers.allow).toBe("POST");
     expect(res.headers["content-type"]).toMatch(/^application\/json/);
     expect(typeof res.body.error).toBe("string");
     const put = await app.http().put(TOKEN).type("form").send({ grant_type: "password" });
     expect(put.status).toBe(405);
-    expect(put.headers["allow"]).toBe("POST");
+    expect(put.headers.allow).toBe("POST");
   });
 });
 

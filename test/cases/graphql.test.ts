@@ -316,7 +316,7 @@ describe("Subscription.caseChanged over WebSocket", () => {
     app = await build();
     await createDomain(app, "demo");
     editor = await createUser(app, { domain: "demo", permissions: ["access_api", "edit_data"] });
-    url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+    url = `${(await app.server.listen(0, "127.0.0.1")).replace("http", "ws")}/graphql`;
   });
   afterEach(async () => {
     await client?.dispose();

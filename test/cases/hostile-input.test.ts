@@ -115,7 +115,7 @@ describe("Case API: unpaired surrogates", () => {
 
 /** JSON text of a list nested `depth` levels deep, and of an object `{"a": {"a": …}}` as deep. */
 const deepList = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
-const deepObject = (depth: number) => '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
+const deepObject = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
 /** What a message echoes of such a value: its first MAX_ECHO_LENGTH (1000) characters, then "…". */
 const echoedList = `${"[".repeat(1000)}…`;
 const echoedObject = `${"{'a': ".repeat(167).slice(0, 1000)}…`;

@@ -38,7 +38,7 @@ const post = (query: string) =>
   app.http().post("/graphql").set("Authorization", reader.authorization).set("Content-Type", "application/json").send({ query });
 
 async function wsClient(): Promise<Client> {
-  const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+  const url = `${(await app.server.listen(0, "127.0.0.1")).replace("http", "ws")}/graphql`;
   client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: reader.authorization }, retryAttempts: 0, lazy: true });
   return client;
 }

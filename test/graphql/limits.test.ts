@@ -56,7 +56,7 @@ async function wsErrorCodes(client: Client, payload: Payload): Promise<unknown[]
 
 /** A graphql-ws client of the app, as the test user, on a port of its own. */
 async function wsClient() {
-  const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+  const url = `${(await app.server.listen(0, "127.0.0.1")).replace("http", "ws")}/graphql`;
   return createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0, lazy: true });
 }
 

@@ -65,7 +65,7 @@ describe("CONTRACT §7.4 subscription events executed once per event and selecti
   beforeEach(async () => {
     app = await build({ workers: 0 });
     await createDomain(app, "demo");
-    url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+    url = `${(await app.server.listen(0, "127.0.0.1")).replace("http", "ws")}/graphql`;
   });
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((c) => c.dispose()));

@@ -49,7 +49,7 @@ export const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
 /** Nested arrays/objects `depth` levels deep, as JSON text (parsers and validators recurse). */
 export const deepJson: fc.Arbitrary<string> = fc
   .tuple(fc.integer({ min: 50, max: 20_000 }), fc.boolean())
-  .map(([depth, objects]) => (objects ? '{"a":'.repeat(depth) + "1" + "}".repeat(depth) : "[".repeat(depth) + "]".repeat(depth)));
+  .map(([depth, objects]) => (objects ? `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}` : "[".repeat(depth) + "]".repeat(depth)));
 
 /** JSON values made of hostile strings, wrong types and nesting. */
 export const hostileJsonValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
@@ -298,7 +298,7 @@ export const deepValueText: fc.Arbitrary<{ depth: number; text: string }> = fc
   .tuple(fc.oneof(fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 50 }), fc.integer({ min: 5_000, max: 10_000 })), fc.boolean())
   .map(([depth, objects]) => ({
     depth,
-    text: objects ? '{"a":'.repeat(depth) + "1" + "}".repeat(depth) : "[".repeat(depth) + "]".repeat(depth),
+    text: objects ? `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}` : "[".repeat(depth) + "]".repeat(depth),
   }));
 
 /** An offset in minutes east of UTC: any ±HH:MM from -23:59 to +23:59, the extremes more often. */

@@ -60,7 +60,7 @@ export async function zip(entries: ArchiveEntry[]): Promise<Buffer> {
   return bytes;
 }
 
-async function zipToFile(file: string, entries: ArchiveEntry[]): Promise<string> {
+async function _zipToFile(file: string, entries: ArchiveEntry[]): Promise<string> {
   await writeFile(file, await zip(entries));
   return file;
 }

@@ -105,7 +105,7 @@ export function changedTables(before: Snapshot, after: Snapshot): string[] {
 }
 
 /** Asserts a list of problems is empty, showing them all. */
-function expectNoProblems(problems: string[]): void {
+function _expectNoProblems(problems: string[]): void {
   expect(problems, problems.slice(0, 10).join("\n")).toEqual([]);
 }
 
@@ -136,4 +136,4 @@ export class StatusTally {
 }
 
 /** Any NUL or unpaired surrogate, as JSON text writes them. */
-const UNSTORABLE_JSON = /\\u0000|\\ud[89a-f][0-9a-f]{2}/i;
+const _UNSTORABLE_JSON = /\\u0000|\\ud[89a-f][0-9a-f]{2}/i;

@@ -170,7 +170,7 @@ export function responseValidator(document: Json = openApiDocument as unknown as
       const op = route.item[verb] as Json | undefined;
       let response: Json;
       if (!op) {
-        const other = ((route.item["x-other-methods"] as Json) ?? {})[String(res.status)] as Json | undefined;
+        const other = (route.item["x-other-methods"] as Json)?.[String(res.status)] as Json | undefined;
         if (!other) fail(`the path does not take ${method}: status ${res.status} is not among its x-other-methods`);
         response = resolve(other!);
       } else {

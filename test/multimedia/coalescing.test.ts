@@ -225,7 +225,6 @@ describe("CONTRACT §7.4 progress coalescing per subscription", () => {
 
   it("return() ends the feed at once, while a read is pending", async () => {
     const bus = localEventBus();
-    const { pubsub } = bus;
     const feed = new JobFeed(domainEvents(bus), { perSecond: 10, accept: () => true }).start();
     const pending = feed.next();
     await feed.return();

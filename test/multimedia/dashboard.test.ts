@@ -328,7 +328,7 @@ describe("CONTRACT §7.4 Subscription.multimediaJobs", () => {
     editor = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
     outsider = await createUser(app, { domain: "other", permissions: ["edit_apps"] });
     appId = await createApp(app, editor.authorization, "demo", appSource({ paths: ["jr://file/commcare/image/a.png"] }), "Clinic");
-    url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+    url = `${(await app.server.listen(0, "127.0.0.1")).replace("http", "ws")}/graphql`;
   });
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((c) => c.dispose()));

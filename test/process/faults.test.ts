@@ -129,7 +129,7 @@ describe("kill -9 during 100-case bulk writes", () => {
 
   it("leaves every bulk whole (100 cases and one form) or absent, and every acknowledged bulk whole", { timeout: 240_000 }, async () => {
     server = await startServer(env());
-    let auth = await prepare(server.url);
+    const auth = await prepare(server.url);
 
     // Measure one bulk, so that the kills land inside the writes whatever the machine's speed.
     const t0 = Date.now();
@@ -240,7 +240,7 @@ describe.skipIf(pgClusterUnavailable())("PostgreSQL restarted under load", () =>
 
     // A case-change subscription on the same process: its events travel through NOTIFY/LISTEN.
     const events: string[] = [];
-    ws = createClient({ url: url.replace(/^http/, "ws") + "/graphql", webSocketImpl: WebSocket, connectionParams: { Authorization: auth } });
+    ws = createClient({ url: `${url.replace(/^http/, "ws")}/graphql`, webSocketImpl: WebSocket, connectionParams: { Authorization: auth } });
     let subscribed!: () => void;
     const ready = new Promise<void>((r) => (subscribed = r));
     ws.subscribe(

@@ -73,7 +73,7 @@ const { tally } = suite;
 let app: TestApp;
 let base: string;
 let editor: TestUser;
-let existing: { case_id: string; external_id: string }[] = [];
+const existing: { case_id: string; external_id: string }[] = [];
 
 /** A request as the editor; `path` is relative to BASE. */
 function send(method: string, path: string, body?: string, contentType = "application/json"): Promise<RawResponse> {

@@ -236,7 +236,7 @@ describe("GraphQL is charged in the domains it reads (security review 2026-11-26
   it("over WebSocket the same: a made-up domain beside nodes is charged in the domain of the ids", async () => {
     const { app, user } = await limited(2);
     const id = await demoCase(app);
-    const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+    const url = `${(await app.server.listen(0, "127.0.0.1")).replace("http", "ws")}/graphql`;
     client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0, lazy: true });
     const run = async (query: string) => {
       const events = client!.iterate({ query });
@@ -344,7 +344,7 @@ describe("when the counter store fails", () => {
 describe("WebSocket: each subscribe message is one request of the same budget", () => {
   it("refuses a subscribe over the budget with RATE_LIMITED, keeps the connection, and shares the budget with HTTP", async () => {
     const { app, user } = await limited(2);
-    const url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+    const url = `${(await app.server.listen(0, "127.0.0.1")).replace("http", "ws")}/graphql`;
     client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { Authorization: user.authorization }, retryAttempts: 0, lazy: true });
     const run = async (query: string) => {
       const events = client!.iterate<{ cases: { totalCount: number } }>({ query });

@@ -139,7 +139,7 @@ describe("wrong method on a known path", () => {
     for (const method of ["post", "put", "patch", "delete"] as const) {
       const res = await app.http()[method](LOCATION_TYPES).set("Authorization", user.authorization).send({});
       expectPlainError(res, 405, method);
-      expect(res.headers["allow"], method).toBe("GET, HEAD");
+      expect(res.headers.allow, method).toBe("GET, HEAD");
       expect(res.body.error, method).toContain(method.toUpperCase());
     }
   });
@@ -147,7 +147,7 @@ describe("wrong method on a known path", () => {
   it("DELETE without the trailing slash is the same 405", async () => {
     const res = await app.http().delete("/a/demo/api/location_type/v1").set("Authorization", user.authorization);
     expectPlainError(res, 405);
-    expect(res.headers["allow"]).toBe("GET, HEAD");
+    expect(res.headers.allow).toBe("GET, HEAD");
   });
 
   it("still serves GET and HEAD there", async () => {
@@ -167,7 +167,7 @@ describe("wrong method on a known path", () => {
     for (const method of ["get", "put", "patch", "delete"] as const) {
       const res = await app.http()[method]("/oauth/token");
       expectPlainError(res, 405, method);
-      expect(res.headers["allow"], method).toBe("POST");
+      expect(res.headers.allow, method).toBe("POST");
       expect(res.body.error, method).toContain(method.toUpperCase());
     }
   });
@@ -175,7 +175,7 @@ describe("wrong method on a known path", () => {
   it("GET /oauth/token/ (trailing slash) is the same 405", async () => {
     const res = await app.http().get("/oauth/token/");
     expectPlainError(res, 405);
-    expect(res.headers["allow"]).toBe("POST");
+    expect(res.headers.allow).toBe("POST");
   });
 
   it("the Case API answers an unserved method on each of its paths with 405, Allow and {error}", async () => {
@@ -191,7 +191,7 @@ describe("wrong method on a known path", () => {
       const res = await app.http()[method](path).set("Authorization", user.authorization).send({});
       const at = `${method} ${path}`;
       expectPlainError(res, 405, at);
-      expect(String(res.headers["allow"]).split(/,\s*/).sort(), at).toEqual([...allow].sort());
+      expect(String(res.headers.allow).split(/,\s*/).sort(), at).toEqual([...allow].sort());
       expect(res.body.error, at).toContain(method.toUpperCase());
     }
   });
@@ -210,7 +210,7 @@ describe("wrong method on a known path", () => {
       const res = await req;
       expect(res.status, path).not.toBe(404);
       expect([200, 204, 405], path).toContain(res.status);
-      expect(res.headers["allow"] ?? "", path).toContain(allow);
+      expect(res.headers.allow ?? "", path).toContain(allow);
     }
   });
 });

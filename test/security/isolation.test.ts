@@ -125,7 +125,7 @@ const REST_ROWS: RestRow[] = [
   { method: "PUT", template: "api/location/v2/{location_id}", shape: "plain", access: "locationWrite", path: (d, t) => `${l(d)}${t.locationId}`, body: () => ({ json: { name: "stolen" } }) },
   { method: "GET", template: "api/location_type/v1/", shape: "plain", access: "locationRead", path: (d) => `/a/${d}/api/location_type/v1/`, cross: "none" },
   { method: "POST", template: "apps/api/import_app/", shape: "apps", access: "apps", path: (d) => `${ap(d)}import_app/`, body: (t) => ({ multipart: [{ name: "app_id", value: t.appId }, { name: "app_file", value: JSON.stringify(appSource()), filename: "app.json" }] }) },
-  { method: "POST", template: "apps/api/{app_id}/multimedia/", shape: "apps", access: "apps", path: (d, t) => `${ap(d)}${t.appId}/multimedia/`, body: () => ({ multipart: [{ name: "bulk_upload_file", value: Buffer.from("PK\u0005\u0006" + "\u0000".repeat(18)), filename: "m.zip" }] }) },
+  { method: "POST", template: "apps/api/{app_id}/multimedia/", shape: "apps", access: "apps", path: (d, t) => `${ap(d)}${t.appId}/multimedia/`, body: () => ({ multipart: [{ name: "bulk_upload_file", value: Buffer.from(`PK\u0005\u0006${"\u0000".repeat(18)}`), filename: "m.zip" }] }) },
   { method: "GET", template: "apps/api/{app_id}/multimedia/status/{processing_id}/", shape: "apps", access: "apps", path: (d, t) => `${ap(d)}${t.appId}/multimedia/status/${t.processingId}/` },
   // on B: B's own app, A's processing id (a job of another domain must look unknown)
   { method: "GET", template: "apps/api/{app_id}/multimedia/status/{processing_id}/", shape: "apps", access: "apps", path: (d, t) => `${ap(d)}${d === B ? bAppId : t.appId}/multimedia/status/${t.processingId}/` },
@@ -224,7 +224,7 @@ const GQL_ROWS: GqlRow[] = [
   { field: "updateCase", type: "mutation", access: "caseWrite", doc: (d, t) => ({ query: `mutation { updateCase(domain: "${d}", caseId: "${t.caseId}", input: { caseName: "stolen" }) { xformId } }` }) },
   { field: "updateLocation", type: "mutation", access: "locationWrite", doc: (d, t) => ({ query: `mutation { updateLocation(domain: "${d}", locationId: "${t.locationId}", input: { name: "stolen" }) { locationId } }` }) },
   { field: "updateLocationType", type: "mutation", access: "superuser", doc: (d) => ({ query: `mutation { updateLocationType(domain: "${d}", code: "country", name: "Stolen") { code } }` }) },
-  { field: "uploadMultimedia", type: "mutation", access: "apps", upload: () => Buffer.from("PK\u0005\u0006" + "\u0000".repeat(18)), doc: (d, t) => ({ query: "mutation($d: String!, $id: ID!, $file: Upload!) { uploadMultimedia(domain: $d, appId: $id, file: $file) }", variables: { d, id: t.appId } }) },
+  { field: "uploadMultimedia", type: "mutation", access: "apps", upload: () => Buffer.from(`PK\u0005\u0006${"\u0000".repeat(18)}`), doc: (d, t) => ({ query: "mutation($d: String!, $id: ID!, $file: Upload!) { uploadMultimedia(domain: $d, appId: $id, file: $file) }", variables: { d, id: t.appId } }) },
   { field: "upsertCase", type: "mutation", access: "caseWrite", doc: (d, t) => ({ query: `mutation { upsertCase(domain: "${d}", externalId: "${t.externalId}", input: { caseName: "stolen" }) { xformId } }` }) },
   // Subscription
   { field: "caseChanged", type: "subscription", access: "caseRead", doc: (d) => ({ query: `subscription { caseChanged(domain: "${d}") { caseId } }` }), cross: false },

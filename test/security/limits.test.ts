@@ -242,7 +242,7 @@ describe("GraphQL batching is off: an array of operations is refused", () => {
 describe("WebSocket message size (WS_MAX_PAYLOAD_BYTES)", () => {
   let url: string;
   beforeAll(async () => {
-    url = (await app.server.listen(0, "127.0.0.1")).replace("http", "ws") + "/graphql";
+    url = `${(await app.server.listen(0, "127.0.0.1")).replace("http", "ws")}/graphql`;
   });
 
   /** A raw graphql-transport-ws connection, acknowledged. */
