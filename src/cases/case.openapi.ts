@@ -21,11 +21,15 @@ const selection = [...SELECTION_PARAMETERS.map(queryParameter), queryParameterFa
 
 const listParameters = [
   ...LIST_PARAMETERS.map(queryParameter),
-  queryParameter({
-    name: "cursor",
-    description: "the opaque cursor of a `next` link; with it, every other parameter is ignored",
-    schema: { type: "string" },
-  }),
+  {
+    ...queryParameter({
+      name: "cursor",
+      description: "the opaque cursor of a `next` link; with it, every other parameter is ignored",
+      schema: { type: "string" },
+    }),
+    // machine-readable for the same: any other parameter beside it may be anything
+    "x-ignores-other-parameters": true,
+  },
   queryParameterFamily(LIST_FILTERS),
   ...selection,
 ];
