@@ -1,7 +1,7 @@
 import { badInput } from "../errors.ts";
 import type { QueryParameter, QueryParameterFamily } from "../openapi/schema.ts";
 import type { RangeOp } from "../util/dates.ts";
-import { DOTTED_SELECTION, isSelectionParam, parseFieldSelection, SELECTION_PARAMETERS, type FieldSelection } from "./case.fields.ts";
+import { isSelectionParam, parseFieldSelection, type FieldSelection } from "./case.fields.ts";
 import {
   checkLimit,
   DATE_FIELDS,
@@ -70,9 +70,6 @@ export const LIST_FILTERS: QueryParameterFamily = {
   pattern: "^(properties|indices)\\.(?!$)",
   schema: { type: "string" },
 };
-
-/** Every parameter name a list request may carry (`cursor` is read by the route, before this grammar). */
-export const LIST_GRAMMAR = { parameters: [...LIST_PARAMETERS, ...SELECTION_PARAMETERS], families: [LIST_FILTERS, DOTTED_SELECTION] };
 
 const LIST_NAMES = new Set(LIST_PARAMETERS.map((p) => p.name));
 const FILTER_NAME = new RegExp(LIST_FILTERS.pattern);
