@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { allowedFields, type WriteTarget } from "../../src/cases/case.actions.ts";
+import { DATE_FIELDS, EXACT_FIELDS, RANGE_OPS } from "../../src/cases/case.query.ts";
 import { parseListParams, parseSelection } from "../../src/cases/case.query.rest.ts";
 import { parseLocationFields, parseLocationQuery } from "../../src/locations/location.request.rest.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
@@ -39,8 +40,12 @@ const accepts = (parse: () => unknown) => {
   }
 };
 
-/** Names near the documented ones, and names no grammar takes. */
+/** The names the contract gives the list's filters (CONTRACT §2 "List"), from the typed query's own lists. */
+const CONTRACT_NAMES = ["limit", "closed", ...EXACT_FIELDS, ...DATE_FIELDS.flatMap((f) => RANGE_OPS.map((op) => `${f}.${op}`))];
+
+/** The contract's names, names near the documented ones, and names no grammar takes. */
 const probes = (names: string[]) => [
+  ...CONTRACT_NAMES,
   ...names,
   ...names.flatMap((n) => [`${n}x`, `x${n}`, `${n}.gte`, `${n}.`, n.toUpperCase()]),
   ...["properties.x", "properties.", "indices.parent", "indices.", "fields.properties", "exclude.indices.parent", "fields.", "fieldsx"],
