@@ -65,9 +65,9 @@ describe("the Case API's list parameters", () => {
   });
 
   it("parseListParams accepts a name exactly when the document lists it", () => {
-    const valueOf = (name: string) => sample(list.query.find((p) => p.name === name)?.schema ?? { type: "string" });
+    const valueFor = (name: string) => sample(list.query.find((p) => p.name === name)?.schema ?? { type: "string" });
     for (const name of probes(list.names).filter((n) => n !== "cursor")) {
-      expect([name, accepts(() => parseListParams([[name, valueOf(name)]]))]).toEqual([name, list.documents(name)]);
+      expect([name, accepts(() => parseListParams([[name, valueFor(name)]]))]).toEqual([name, list.documents(name)]);
     }
   });
 
@@ -118,9 +118,9 @@ describe("the Location API's list parameters and write keys", () => {
 
   it("a location body takes exactly the keys LocationWrite documents", () => {
     const properties = doc.components.schemas.LocationWrite.properties as Record<string, Json>;
-    const valueOf = (schema: Json) => (schema.type === "object" ? {} : Array.isArray(schema.type) ? null : "a");
+    const valueFor = (schema: Json) => (schema.type === "object" ? {} : Array.isArray(schema.type) ? null : "a");
     for (const [key, schema] of Object.entries(properties)) {
-      expect([key, accepts(() => parseLocationFields({ [key]: valueOf(schema) }, false))]).toEqual([key, true]);
+      expect([key, accepts(() => parseLocationFields({ [key]: valueFor(schema) }, false))]).toEqual([key, true]);
     }
     expect(() => parseLocationFields({ colour: "red" }, false)).toThrow(/Invalid fields/);
   });
