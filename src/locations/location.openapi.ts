@@ -25,6 +25,9 @@ const LOCATIONS = "/a/{domain}/api/location/v2";
 
 const formatParam = queryParameter(FORMAT_PARAMETER);
 
+/** Tastypie's lists ignore a query parameter they do not read (machine-readable for the description's words). */
+const IGNORES_OTHER_PARAMETERS = { "x-unknown-parameters": "ignored" };
+
 const XML_EXAMPLE_DETAIL =
   "<?xml version='1.0' encoding='utf-8'?>\n<object><domain>demo</domain><last_modified>2024-03-11T19:29:16.845849</last_modified>" +
   '<latitude type="null"/><location_data type="hash"/>…</object>';
@@ -96,6 +99,7 @@ const paths = {
       summary: "List locations",
       description: "XML unless `format=json` or an Accept naming application/json. Any other parameter is ignored.",
       parameters: [formatParam, ...LIST_PARAMETERS.map(queryParameter)],
+      ...IGNORES_OTHER_PARAMETERS,
       responses: locationOk("200", "A page of locations.", "LocationList", XML_EXAMPLE_LIST),
     }),
     post: jsonRouterOperation(TAG, "createLocation", {
@@ -126,6 +130,8 @@ const paths = {
   "/a/{domain}/api/location_type/v1/": pathItem("plain", [DOMAIN], {
     get: operation("plain", TAG, "listLocationTypes", {
       summary: "The domain's location types",
+      description: "Takes no parameter; any is ignored (Tastypie).",
+      ...IGNORES_OTHER_PARAMETERS,
       responses: { "200": ok("Every location type of the domain.", "LocationTypeList") },
     }),
   }),
