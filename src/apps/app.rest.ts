@@ -18,6 +18,9 @@ export interface AppRouterDeps {
   formFieldsLimitBytes: number;
 }
 
+/** The fields of the import's multipart body (apps/app.openapi.ts documents them). */
+export const IMPORT_FIELDS = { file: "app_file", name: "app_name", id: "app_id" } as const;
+
 export function appRouter({ apps, uploadTempDir, uploadLimitBytes, appSourceLimitBytes, formFieldsLimitBytes }: AppRouterDeps): Router {
   const router = express.Router({ mergeParams: true });
   const domainOf = (req: Request) => String(req.params.domain);
@@ -29,12 +32,17 @@ export function appRouter({ apps, uploadTempDir, uploadLimitBytes, appSourceLimi
       const maxFileBytes = Math.min(uploadLimitBytes, appSourceLimitBytes);
       const body = await readMultipart(req, {
         tempDir: await uploadTempDir(),
-        fileFields: ["app_file"],
+        fileFields: [IMPORT_FIELDS.file],
         maxFileBytes,
         maxFieldBytes: formFieldsLimitBytes,
       });
       try {
-        const result = await scope.importApp({ file: body.files.app_file, appName: body.fields.app_name, appId: body.fields.app_id });
+        const { files, fields } = body;
+        const result = await scope.importApp({
+          file: files[IMPORT_FIELDS.file],
+          appName: fields[IMPORT_FIELDS.name],
+          appId: fields[IMPORT_FIELDS.id],
+        });
         const warnings = result.warnings.length ? { warnings: result.warnings } : {};
         if (result.created) res.status(201).json({ success: true, app_id: result.appId, ...warnings });
         else res.status(200).json({ success: true, app_id: result.appId, version: result.version, ...warnings });

@@ -12,8 +12,8 @@ import { isXmlElementName } from "../util/xml.ts";
  * name the contract's (snake_case) fields.
  */
 
-const MAX_BULK = 100;
-const MAX_LENGTH = 255;
+export const MAX_BULK = 100;
+export const MAX_LENGTH = 255;
 /** Names a property may not take, because they are fields of the case itself. */
 const TOP_LEVEL = new Set([
   "domain",

@@ -1,4 +1,5 @@
 import { badInput } from "../errors.ts";
+import type { QueryParameter, QueryParameterFamily } from "../openapi/schema.ts";
 import { isObject } from "../util/json.ts";
 
 /**
@@ -9,9 +10,32 @@ export type FieldSelection = { mode: "all" } | { mode: "fields"; paths: string[]
 
 export const ALL_FIELDS: FieldSelection = { mode: "all" };
 
+/** The query parameters of field selection, which every Case API read and write takes. */
+export const SELECTION_PARAMETERS: readonly QueryParameter[] = [
+  {
+    name: "fields",
+    description: "comma-separated keys to keep (dotted for nested: properties.x, indices.parent.case_id)",
+    schema: { type: "string" },
+  },
+  { name: "exclude", description: "comma-separated keys to remove; not with fields", schema: { type: "string" } },
+];
+
+/** The dotted forms: `fields.properties=a,b` is `fields=properties.a,properties.b`, the same for exclude. */
+export const DOTTED_SELECTION: QueryParameterFamily = {
+  name: "dotted selection",
+  description:
+    "`fields.{path}=a,b` = {path}.a,{path}.b in fields, e.g. `fields.properties=a,b` = properties.a,properties.b; " +
+    "`exclude.{path}` likewise in exclude",
+  pattern: "^(fields|exclude)\\.",
+  schema: { type: "string" },
+};
+
+const SELECTION_NAMES = new Set(SELECTION_PARAMETERS.map((p) => p.name));
+const DOTTED_SELECTION_NAME = new RegExp(DOTTED_SELECTION.pattern);
+
 /** True for the parameter names that belong to field selection. */
 export function isSelectionParam(key: string): boolean {
-  return key === "fields" || key === "exclude" || key.startsWith("fields.") || key.startsWith("exclude.");
+  return SELECTION_NAMES.has(key) || DOTTED_SELECTION_NAME.test(key);
 }
 
 export function parseFieldSelection(params: Iterable<[string, string]>): FieldSelection {

@@ -1,10 +1,12 @@
 import { badInput } from "../errors.ts";
+import { boolean, nullable, string, stringMap, type Schema } from "../openapi/schema.ts";
 import { isObject, requireJson } from "../util/json.ts";
 import { pythonStr } from "../util/python.ts";
 import {
   allowedFields,
   bulkActions,
   checkText,
+  MAX_LENGTH,
   TEXT_FIELDS,
   textCheckedCaseAction,
   unknownField,
@@ -22,6 +24,40 @@ import { noIdsRequested, type BulkRequest } from "./case.read.service.ts";
  */
 
 const BULK: WriteTarget = { kind: "bulk" };
+
+/**
+ * Every key a write item may carry (`allowedFields` says which for which target) and the JSON type
+ * of its value, as the OpenAPI document's `CaseWrite` gives them (case.openapi.ts).
+ */
+export const WRITE_KEYS: Record<string, Schema> = {
+  case_id: string("bulk updates and PUT '' only: the case to update"),
+  case_type: string("required on create", { maxLength: MAX_LENGTH }),
+  case_name: string("required on create", { maxLength: MAX_LENGTH }),
+  owner_id: string("required on create", { maxLength: MAX_LENGTH }),
+  external_id: string("'' clears it", { maxLength: MAX_LENGTH }),
+  temporary_id: string("bulk creations only: a name other items' indices may reference; not stored"),
+  properties: stringMap("properties to merge; names are XML element names"),
+  indices: {
+    type: "object",
+    description: "index name to index; an empty id removes the index",
+    additionalProperties: {
+      type: "object",
+      description: "exactly one of case_id, external_id, temporary_id",
+      properties: {
+        case_id: { type: "string" },
+        external_id: { type: "string" },
+        temporary_id: { type: "string" },
+        case_type: { type: "string" },
+        relationship: { type: "string", enum: ["child", "extension"] },
+      },
+    },
+  },
+  close: boolean("true closes the case; false never reopens it"),
+  create: nullable(boolean("bulk only: true creates, false updates, null or omitted upserts by external_id")),
+};
+
+/** The keys of a bulk-fetch body, each a list of ids. */
+export const BULK_FETCH_KEYS = ["case_ids", "external_ids"] as const;
 
 /** One object of a write body: its keys for the target, then the types of its values. */
 function readItem(raw: unknown, target: WriteTarget): CaseItem {
@@ -71,5 +107,6 @@ function stringList(body: Record<string, unknown>, key: string): string[] {
 export function parseBulkFetch(body: unknown): BulkRequest {
   const json = requireJson(body);
   if (!isObject(json)) throw noIdsRequested();
-  return { caseIds: stringList(json, "case_ids"), externalIds: stringList(json, "external_ids") };
+  const [caseIds, externalIds] = BULK_FETCH_KEYS.map((key) => stringList(json, key));
+  return { caseIds, externalIds };
 }

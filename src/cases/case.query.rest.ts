@@ -1,4 +1,5 @@
 import { badInput } from "../errors.ts";
+import type { QueryParameter, QueryParameterFamily } from "../openapi/schema.ts";
 import type { RangeOp } from "../util/dates.ts";
 import { isSelectionParam, parseFieldSelection, type FieldSelection } from "./case.fields.ts";
 import {
@@ -8,6 +9,9 @@ import {
   EXACT_FIELDS,
   invalidLimit,
   invalidParameter,
+  MAX_FILTER_VALUES,
+  MAX_LIMIT,
+  MAX_NAMED_FILTERS,
   RANGE_OPS,
   type CaseQuery,
   type DateField,
@@ -22,6 +26,53 @@ import {
  */
 
 export type Params = [string, string][];
+
+/**
+ * The list's parameters by name, which `parseListParams` accepts and the OpenAPI document lists
+ * (case.openapi.ts), besides field selection and the named filters below.
+ */
+export const LIST_PARAMETERS: readonly QueryParameter[] = [
+  {
+    name: "limit",
+    description: `page size, default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}; the last one given counts`,
+    schema: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+  },
+  ...EXACT_FIELDS.map((name) => ({
+    name,
+    description: `exact match; repeat the parameter (at most ${MAX_FILTER_VALUES} times) to match any of several values`,
+    schema: { type: "string" },
+    repeatable: true,
+  })),
+  {
+    name: "closed",
+    description: "'', false, f, no, n, 0 (any case) mean false; anything else true; repeated, any of the values",
+    schema: { type: "string" },
+    repeatable: true,
+  },
+  ...DATE_FIELDS.flatMap((field) =>
+    RANGE_OPS.map((op) => ({
+      name: `${field}.${op}`,
+      description: "a date YYYY-MM-DD (the whole day) or an ISO 8601 datetime (naive = UTC); repeated, any of the values",
+      schema: { type: "string" },
+      repeatable: true,
+    })),
+  ),
+];
+
+/** `properties.{name}` and `indices.{name}`: a filter per name. */
+export const LIST_FILTERS: QueryParameterFamily = {
+  name: "filters",
+  description:
+    "`properties.{name}=value`: exact, case-sensitive match on a property (empty matches unset or empty); " +
+    "`indices.{name}={case_id}`: cases whose index {name} points at that case (e.g. `indices.parent`, `indices.host`). " +
+    `Repeat a filter to match any of its values; any filter takes at most ${MAX_FILTER_VALUES} values; ` +
+    `at most ${MAX_NAMED_FILTERS} property and index filters per request (400 beyond).`,
+  pattern: "^(properties|indices)\\.(?!$)",
+  schema: { type: "string" },
+};
+
+const LIST_NAMES = new Set(LIST_PARAMETERS.map((p) => p.name));
+const FILTER_NAME = new RegExp(LIST_FILTERS.pattern);
 
 const FALSE_WORDS = new Set(["", "false", "f", "no", "n", "0"]);
 
@@ -50,15 +101,10 @@ const isExactField = (name: string): name is ExactField => (EXACT_FIELDS as read
 /** Checks every parameter name, in the order given, before any value is interpreted. */
 function checkNames(params: Params): void {
   for (const [key] of params) {
-    if (isExactField(key) || key === "limit" || key === "closed" || isSelectionParam(key)) continue;
+    if (LIST_NAMES.has(key) || isSelectionParam(key) || FILTER_NAME.test(key)) continue;
+    // a date field with an unknown range: the contract names the range
     const dot = key.indexOf(".");
-    const head = dot < 0 ? key : key.slice(0, dot);
-    const tail = dot < 0 ? "" : key.slice(dot + 1);
-    if ((head === "properties" || head === "indices") && tail) continue;
-    if (isDateField(head) && dot >= 0) {
-      if (!(RANGE_OPS as readonly string[]).includes(tail)) throw badInput(`'${tail}' is not a valid type of date range.`);
-      continue;
-    }
+    if (dot >= 0 && isDateField(key.slice(0, dot))) throw badInput(`'${key.slice(dot + 1)}' is not a valid type of date range.`);
     throw invalidParameter(key);
   }
 }

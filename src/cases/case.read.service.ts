@@ -14,7 +14,7 @@ import { FormRepository, type FormView } from "./form.repository.ts";
  * every read then runs in the domain of that scope and returns records, which each face shapes.
  */
 
-const MAX_BULK_IDS = 5000;
+export const MAX_BULK_IDS = 5000;
 
 export interface BulkRequest {
   caseIds: string[];

@@ -1,7 +1,9 @@
 import { badInput } from "../errors.ts";
+import { string, stringMap, type QueryParameter, type Schema } from "../openapi/schema.ts";
+import type { RangeOp } from "../util/dates.ts";
 import { isObject } from "../util/json.ts";
 import { pythonStr } from "../util/python.ts";
-import type { LocationBulkReader, LocationFields, LocationQuery } from "./location.model.ts";
+import type { LocationBulkReader, LocationFields, LocationFilter, LocationQuery } from "./location.model.ts";
 import {
   checkCoordinate,
   checkLocationData,
@@ -22,8 +24,62 @@ import {
  * answered, as the API always has.
  */
 
-const FIELDS = ["name", "location_type_code", "site_code", "latitude", "longitude", "location_data", "parent_location_id"];
+/**
+ * The keys of a location body with the JSON types of their values, which the OpenAPI document's
+ * `LocationWrite` gives (location.openapi.ts); any other key is refused.
+ */
+export const WRITE_KEYS: Record<string, Schema> = {
+  name: string("required on create"),
+  location_type_code: string("required on create"),
+  site_code: string("generated from the name when omitted on create"),
+  latitude: { type: ["string", "number", "null"], description: "a decimal number" },
+  longitude: { type: ["string", "number", "null"], description: "a decimal number" },
+  location_data: stringMap("custom data (replaces the stored data)"),
+  parent_location_id: { type: ["string", "null"], description: "the parent; null or '' for a root" },
+};
+const FIELDS = Object.keys(WRITE_KEYS);
 const BULK_UPDATE_FIELDS = [...FIELDS, "location_id"];
+
+/** `format`, which every Location API route reads (location.rest.ts), before Accept. */
+export const FORMAT_PARAMETER: QueryParameter = {
+  name: "format",
+  description: "json or xml; wins over Accept",
+  schema: { type: "string", enum: ["json", "xml"] },
+};
+
+type TextFilter = Exclude<keyof LocationFilter, "modified">;
+
+/** The list's exact-match filters: the filter each parameter sets, and what it matches. */
+const FILTERS: Record<TextFilter, { name: string; description: string }> = {
+  siteCode: { name: "site_code", description: "exact site code" },
+  name: { name: "name", description: "exact name, case-sensitive" },
+  typeCode: { name: "location_type_code", description: "the type's code" },
+  parentId: { name: "parent_location_id", description: "the direct parent" },
+};
+
+const RANGES: readonly RangeOp[] = ["gt", "gte", "lt", "lte"];
+const modifiedName = (op: RangeOp) => `last_modified.${op}`;
+
+/**
+ * The list's query parameters (the last of a repeated one counts), as `parseLocationQuery` reads
+ * them and the OpenAPI document lists them (location.openapi.ts), besides `format`. Tastypie
+ * ignores any other.
+ */
+export const LIST_PARAMETERS: readonly QueryParameter[] = [
+  ...Object.values(FILTERS).map(({ name, description }) => ({ name, description, schema: { type: "string" } })),
+  ...RANGES.map((op) => ({ name: modifiedName(op), description: "a date or an ISO 8601 datetime", schema: { type: "string" } })),
+  {
+    name: "order_by",
+    description: "by last_modified, oldest or newest first; `default` (as when absent) is the order of creation",
+    schema: { type: "string", enum: ["default", "last_modified", "-last_modified"] satisfies LocationQuery["order"][] },
+  },
+  {
+    name: "limit",
+    description: `page size, default 20, at most ${MAX_LOCATION_LIMIT} (0 means ${MAX_LOCATION_LIMIT}; larger ones are capped)`,
+    schema: { type: "integer", minimum: 0, default: 20 },
+  },
+  { name: "offset", description: "index of the first object", schema: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 } },
+];
 
 /** Tastypie's paging parameters: limit 0 means the maximum; larger limits are capped. */
 function paging(params: Map<string, string>): { limit: number; offset: number } {
@@ -51,20 +107,9 @@ function paging(params: Map<string, string>): { limit: number; offset: number } 
 export function parseLocationQuery(pairs: [string, string][]): LocationQuery {
   const params = new Map(pairs);
   const order = locationOrder(params.get("order_by"));
-  const modified = modifiedBounds({
-    gt: params.get("last_modified.gt"),
-    gte: params.get("last_modified.gte"),
-    lt: params.get("last_modified.lt"),
-    lte: params.get("last_modified.lte"),
-  });
-  const filter = {
-    siteCode: params.get("site_code"),
-    name: params.get("name"),
-    typeCode: params.get("location_type_code"),
-    parentId: params.get("parent_location_id"),
-    modified,
-  };
-  return { filter, order, ...paging(params) };
+  const modified = modifiedBounds(Object.fromEntries(RANGES.map((op) => [op, params.get(modifiedName(op))])));
+  const texts = Object.fromEntries(Object.entries(FILTERS).map(([key, { name }]) => [key, params.get(name)]));
+  return { filter: { ...texts, modified }, order, ...paging(params) };
 }
 
 function stringField(body: Record<string, unknown>, key: string): string | undefined {

@@ -4,7 +4,7 @@ import { handler, jsonBody, locals, route } from "../rest/middleware.ts";
 import { queryParams } from "../rest/params.ts";
 import { requireJson } from "../util/json.ts";
 import type { LocationService } from "./location.service.ts";
-import { bulkObjects, parseLocationFields, parseLocationQuery, restBulkReader } from "./location.request.rest.ts";
+import { bulkObjects, FORMAT_PARAMETER, parseLocationFields, parseLocationQuery, restBulkReader } from "./location.request.rest.ts";
 import { serializeLocation } from "./location.serializer.ts";
 import { detailXml, listXml } from "./location.xml.ts";
 
@@ -17,7 +17,7 @@ type Format = "json" | "xml";
  * Accept header names (by quality, then order); else `fallback` (XML for reads, as the seed says).
  */
 export function responseFormat(req: Request, fallback: Format): Format {
-  const format = new URLSearchParams(req.originalUrl.split("?")[1] ?? "").get("format");
+  const format = new URLSearchParams(req.originalUrl.split("?")[1] ?? "").get(FORMAT_PARAMETER.name);
   if (format !== null) {
     if (format === "json" || format === "xml") return format;
     throw badInput(`Format '${format}' is not supported: use 'json' or 'xml'.`);

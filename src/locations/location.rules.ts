@@ -11,7 +11,7 @@ import type { LocationFields, LocationFilter, LocationOrder } from "./location.m
  */
 
 export const MAX_LOCATION_LIMIT = 5000;
-const MAX_BULK_LOCATIONS = 100;
+export const MAX_BULK_LOCATIONS = 100;
 /**
  * Longest name and site code, in characters (HQ's 255): both are index keys, and a btree entry over
  * ~2700 bytes fails in SQL (a 500).

@@ -5,7 +5,7 @@ import type { Config } from "../../src/config.ts";
 import type { Database } from "../../src/db/client.ts";
 import { buildServer, type HttpServer } from "../../src/server.ts";
 import type { Services } from "../../src/services.ts";
-import { documentValidator } from "./openapi.ts";
+import { documentValidator, supertestRequest } from "./openapi.ts";
 import { services, testConfig } from "./services.ts";
 
 export { testConfig };
@@ -29,7 +29,8 @@ const METHODS = ["get", "post", "put", "patch", "delete", "head", "options"];
 
 /**
  * supertest whose every request carries one more assertion, run before the test's own: the
- * response is as the OpenAPI document says (test/helpers/openapi.ts).
+ * response, and the request when it was accepted, are as the OpenAPI document says
+ * (test/helpers/openapi.ts).
  */
 export function validatingRequest(app: Parameters<typeof request>[0]): ReturnType<typeof request> {
   const agent = request(app);
@@ -42,7 +43,7 @@ export function validatingRequest(app: Parameters<typeof request>[0]): ReturnTyp
         const test = value.apply(target, args) as request.Test;
         // supertest's typings omit the request's method and url
         const { method, url } = test as unknown as { method: string; url: string };
-        return test.expect((res) => validator.check(method, url, res));
+        return test.expect((res) => validator.check(method, url, res, supertestRequest(test)));
       };
     },
   });

@@ -2,12 +2,22 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { openApiDocument } from "../../src/openapi/document.ts";
 
 /**
- * Checks a REST response against the OpenAPI document the server serves (CONTRACT §7.2), so that
- * the document cannot drift from the code: every response the test suite gets from a documented
- * path must have a status documented for that path and method (405 with the path's
- * `x-other-methods` for a method it does not take), the documented required headers, a
- * documented content type, and a body that matches the schema (keys in the listed order where the
- * schema says `x-key-order`). Responses from paths the document does not name are not checked.
+ * Checks REST requests and responses against the OpenAPI document the server serves (CONTRACT
+ * §7.2), so that the document cannot drift from the code.
+ *
+ * Every response the test suite gets from a documented path must have a status documented for that
+ * path and method (405 with the path's `x-other-methods` for a method it does not take), the
+ * documented required headers, a documented content type, and a body that matches the schema
+ * (keys in the listed order where the schema says `x-key-order`).
+ *
+ * Every request the server accepts (a 2xx answer) must be one the document describes: each query
+ * parameter documented (by name, or by a family's `propertyNames` pattern) with a value its schema
+ * takes, and a JSON or form body that matches the operation's request body. A request answered
+ * otherwise is exempt: tests send requests outside the contract on purpose to see them refused,
+ * and what the refusal looks like is held to the document by the response check. So a parameter
+ * or key the grammar accepts but the document omits fails the first test that uses it.
+ *
+ * Paths the document does not name are not checked.
  */
 
 type Json = Record<string, unknown>;
@@ -19,6 +29,16 @@ export interface CheckedResponse {
   body?: unknown;
   /** a body was sent but not read (a download checked on its status and headers only) */
   unreadBody?: boolean;
+}
+
+/** What the request sent, as far as its document check needs it. */
+export interface CheckedRequest {
+  /** the Content-Type it sent */
+  contentType?: string;
+  /** its body as text (JSON or a form); absent when none was sent */
+  text?: string;
+  /** a body was sent that is not text (multipart, a stream): checked on its content type only */
+  opaqueBody?: boolean;
 }
 
 export class OpenApiMismatch extends Error {
@@ -96,6 +116,19 @@ function routesOf(document: Json): Route[] {
   return routes.sort((a, b) => templated(a) - templated(b));
 }
 
+/** The query of a URL as the server reads it (rest/params.ts): every name and value, in order. */
+function queryOf(url: string): [string, string][] {
+  const q = url.indexOf("?");
+  return q < 0 ? [] : [...new URLSearchParams(url.slice(q + 1).split("#", 1)[0])];
+}
+
+/** A query value as its schema's type: a number where a number is documented and the text is one. */
+function coerce(schema: Json, value: string): unknown {
+  const type = schema.type;
+  if ((type === "integer" || type === "number") && /^\s*[-+]?\d+(\.\d+)?\s*$/.test(value)) return Number(value);
+  return value;
+}
+
 const mediaType = (contentType: string) => contentType.split(";")[0].trim().toLowerCase();
 const isJson = (media: string) => /[/+]json$/.test(media);
 
@@ -106,8 +139,12 @@ function mediaMatches(range: string, actual: string): boolean {
 }
 
 export interface ResponseValidator {
-  /** Throws OpenApiMismatch when the response is not as documented. */
-  check(method: string, url: string, res: CheckedResponse): void;
+  /**
+   * Throws OpenApiMismatch when the response is not as documented, or when the request was
+   * accepted (2xx) but is not as documented (`req`, when the caller knows what it sent; its query
+   * is read from `url`).
+   */
+  check(method: string, url: string, res: CheckedResponse, req?: CheckedRequest): void;
   /** The documented path template a URL falls under, if any. */
   templateOf(url: string): string | undefined;
 }
@@ -156,9 +193,75 @@ export function responseValidator(document: Json = openApiDocument as unknown as
     return routes.find((r) => r.pattern.test(pathname));
   };
 
+  const parametersOf = (item: Json, op: Json) => [...((item.parameters as Json[]) ?? []), ...((op.parameters as Json[]) ?? [])];
+
+  /** The request of an accepted (2xx) answer, against its operation: query parameters, then body. */
+  const checkRequest = (url: string, item: Json, op: Json, req: CheckedRequest | undefined, fail: (problem: string) => never) => {
+    const query = parametersOf(item, op).filter((p) => p.in === "query");
+    const named = new Map(query.map((p) => [p.name as string, p]));
+    const families = query.filter((p) => ((p.schema as Json).propertyNames as Json | undefined)?.pattern !== undefined);
+    const given = Map.groupBy(queryOf(url), ([name]) => name);
+    // a parameter that makes the others ignored (the Case API's cursor): they are outside any contract
+    const overriding = query.find((p) => p["x-ignores-other-parameters"] === true && given.has(p.name as string));
+    if (overriding) for (const name of given.keys()) if (name !== overriding.name) given.delete(name);
+    for (const [name, pairs] of given) {
+      const values = pairs.map(([, value]) => value);
+      const declared = named.get(name);
+      if (declared) {
+        const schema = declared.schema as Json;
+        const problem =
+          schema.type === "array"
+            ? schemaProblem(
+                schema,
+                values.map((v) => coerce(schema.items as Json, v)),
+              )
+            : values.map((v) => schemaProblem(schema, coerce(schema, v))).find(Boolean);
+        if (problem) fail(`request: query parameter '${name}' ${problem}`);
+        continue;
+      }
+      const family = families.find((p) => new RegExp(((p.schema as Json).propertyNames as Json).pattern as string, "u").test(name));
+      // an operation that says it ignores the parameters it does not read (Tastypie's lists)
+      if (!family && op["x-unknown-parameters"] === "ignored") continue;
+      if (!family) fail(`request: query parameter '${name}' is not documented (documented: ${[...named.keys()].join(", ")})`);
+      const itemSchema = (family!.schema as Json).additionalProperties as Json;
+      const problem = values.map((v) => schemaProblem(itemSchema, coerce(itemSchema, v))).find(Boolean);
+      if (problem) fail(`request: query parameter '${name}' (${family!.name}) ${problem}`);
+    }
+    if (!req || (req.text === undefined && !req.opaqueBody)) {
+      if ((op.requestBody as Json | undefined)?.required) fail("request: no body was sent where one is required");
+      return;
+    }
+    const content = (op.requestBody as Json | undefined)?.content as Json | undefined;
+    if (!content) fail("request: a body was sent where none is documented");
+    const sent = mediaType(req.contentType ?? "");
+    const range = Object.keys(content!).find((r) => mediaMatches(r, sent));
+    if (!range) fail(`request: content type '${req.contentType}' is not documented (documented: ${Object.keys(content!).join(", ")})`);
+    if (req.text === undefined) return;
+    let body: unknown;
+    if (isJson(sent)) {
+      try {
+        body = JSON.parse(req.text);
+      } catch {
+        fail("request: the body is not JSON");
+      }
+    } else if (sent === "application/x-www-form-urlencoded") {
+      body = Object.fromEntries(new URLSearchParams(req.text));
+    } else return;
+    const problem = schemaProblem((content![range!] as Json).schema as Json, body);
+    if (problem) fail(`request: the body ${problem}\nbody: ${req.text.slice(0, 2000)}`);
+  };
+
+  /** Why `data` does not match `schema`, or undefined when it does. */
+  const schemaProblem = (schema: Json, data: unknown): string | undefined => {
+    const validate = validatorFor(schema);
+    if (validate(data)) return undefined;
+    const errors = (validate.errors ?? []).slice(0, 8).map((e) => `${e.instancePath || "/"} ${e.message} ${JSON.stringify(e.params)}`);
+    return `does not match the schema: ${errors.join("; ")}`;
+  };
+
   return {
     templateOf: (url) => routeOf(url)?.template,
-    check(method, url, res) {
+    check(method, url, res, req) {
       const route = routeOf(url);
       if (!route) return;
       // a CORS preflight (CORS_ORIGINS) is the browser's question, not an operation of the API
@@ -168,45 +271,85 @@ export function responseValidator(document: Json = openApiDocument as unknown as
       };
       const verb = method.toLowerCase() === "head" ? "get" : method.toLowerCase();
       const op = route.item[verb] as Json | undefined;
-      let response: Json;
-      if (!op) {
-        const other = (route.item["x-other-methods"] as Json)?.[String(res.status)] as Json | undefined;
-        if (!other) fail(`the path does not take ${method}: status ${res.status} is not among its x-other-methods`);
-        response = resolve(other!);
-      } else {
-        const documented = (op.responses as Json)[String(res.status)] as Json | undefined;
-        if (!documented) fail(`status ${res.status} is not documented (documented: ${Object.keys(op.responses as Json).join(", ")})`);
-        response = resolve(documented!);
-      }
-      for (const [name, spec] of Object.entries((response.headers as Json) ?? {})) {
-        if ((spec as Json).required && res.headers[name.toLowerCase()] === undefined) fail(`header ${name} is missing`);
-      }
-      const content = response.content as Json | undefined;
-      const hasBody = method.toUpperCase() !== "HEAD" && res.status !== 204;
-      if (!content) {
-        if (hasBody && (res.text || res.unreadBody)) fail("a body was sent where none is documented");
-        return;
-      }
-      if (!hasBody) return;
-      const contentType = String(res.headers["content-type"] ?? "");
-      const actual = mediaType(contentType);
-      const range = Object.keys(content).find((r) => mediaMatches(r, actual));
-      if (!range) fail(`content type '${contentType}' is not documented (documented: ${Object.keys(content).join(", ")})`);
-      if (!isJson(actual)) return;
-      const schema = (content[range!] as Json).schema as Json;
-      let body: unknown;
-      try {
-        body = typeof res.text === "string" ? JSON.parse(res.text) : res.body;
-      } catch {
-        fail("the body is not JSON");
-      }
-      const validate = validatorFor(schema);
-      if (!validate(body)) {
-        const errors = (validate.errors ?? []).slice(0, 8).map((e) => `${e.instancePath || "/"} ${e.message} ${JSON.stringify(e.params)}`);
-        fail(`the body does not match the schema: ${errors.join("; ")}\nbody: ${JSON.stringify(body).slice(0, 2000)}`);
-      }
+      checkResponse(method, res, route, op, fail);
+      if (op && res.status >= 200 && res.status < 300) checkRequest(url, route.item, op, req, fail);
     },
   };
+
+  /** The response against its operation (or the path's `x-other-methods`): status, headers, body. */
+  function checkResponse(method: string, res: CheckedResponse, route: Route, op: Json | undefined, fail: (problem: string) => never): void {
+    let response: Json;
+    if (!op) {
+      const other = (route.item["x-other-methods"] as Json)?.[String(res.status)] as Json | undefined;
+      if (!other) fail(`the path does not take ${method}: status ${res.status} is not among its x-other-methods`);
+      response = resolve(other!);
+    } else {
+      const documented = (op.responses as Json)[String(res.status)] as Json | undefined;
+      if (!documented) fail(`status ${res.status} is not documented (documented: ${Object.keys(op.responses as Json).join(", ")})`);
+      response = resolve(documented!);
+    }
+    for (const [name, spec] of Object.entries((response.headers as Json) ?? {})) {
+      if ((spec as Json).required && res.headers[name.toLowerCase()] === undefined) fail(`header ${name} is missing`);
+    }
+    const content = response.content as Json | undefined;
+    const hasBody = method.toUpperCase() !== "HEAD" && res.status !== 204;
+    if (!content) {
+      if (hasBody && (res.text || res.unreadBody)) fail("a body was sent where none is documented");
+      return;
+    }
+    if (!hasBody) return;
+    const contentType = String(res.headers["content-type"] ?? "");
+    const actual = mediaType(contentType);
+    const range = Object.keys(content).find((r) => mediaMatches(r, actual));
+    if (!range) fail(`content type '${contentType}' is not documented (documented: ${Object.keys(content).join(", ")})`);
+    if (!isJson(actual)) return;
+    const schema = (content[range!] as Json).schema as Json;
+    let body: unknown;
+    try {
+      body = typeof res.text === "string" ? JSON.parse(res.text) : res.body;
+    } catch {
+      fail("the body is not JSON");
+    }
+    const problem = schemaProblem(schema, body);
+    if (problem) fail(`the body ${problem}\nbody: ${JSON.stringify(body).slice(0, 2000)}`);
+  }
+}
+
+/** A body as sent: text for a string, bytes, JSON or a form; opaque for anything else. */
+function sentBody(data: unknown, contentType: string | undefined): CheckedRequest {
+  if (data === undefined || data === null) return { contentType };
+  if (typeof data === "string") return { contentType, text: data };
+  if (data instanceof Uint8Array) return { contentType, text: Buffer.from(data).toString("utf8") };
+  if (data instanceof URLSearchParams) return { contentType: contentType ?? "application/x-www-form-urlencoded", text: String(data) };
+  if (typeof data === "object" && mediaType(contentType ?? "") === "application/x-www-form-urlencoded") {
+    return { contentType, text: String(new URLSearchParams(data as Record<string, string>)) };
+  }
+  if (typeof data === "object" && isJson(mediaType(contentType ?? ""))) return { contentType, text: JSON.stringify(data) };
+  return { contentType, opaqueBody: true };
+}
+
+/** What a supertest (superagent) request sent, read once it has been sent. */
+export function supertestRequest(test: unknown): CheckedRequest {
+  const sent = test as { _data?: unknown; _formData?: unknown; req?: { getHeader(name: string): unknown } };
+  const contentType = sent.req?.getHeader("content-type") as string | undefined;
+  if (sent._formData) return { contentType, opaqueBody: true };
+  return sentBody(sent._data, contentType);
+}
+
+/** What a raw-socket request (test/helpers/hostile.ts rawRequest) sent. */
+export function rawRequestSent(headers: Record<string, string> | undefined, body: string | Buffer | undefined): CheckedRequest {
+  const contentType = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === "content-type")?.[1];
+  return sentBody(body, contentType);
+}
+
+/** What a fetch sent: a text body is checked, any other (FormData, a stream) only on its content type. */
+function fetchRequestSent(input: Parameters<typeof fetch>[0], init?: RequestInit): CheckedRequest {
+  const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+  const body = init?.body;
+  const contentType = headers.get("content-type") ?? undefined;
+  if (body === undefined || body === null) return input instanceof Request && input.body ? { contentType, opaqueBody: true } : { contentType };
+  if (typeof body === "string" || body instanceof Uint8Array || body instanceof URLSearchParams) return sentBody(body, contentType);
+  return { contentType: contentType ?? (body instanceof FormData ? "multipart/form-data" : undefined), opaqueBody: true };
 }
 
 let shared: ResponseValidator | undefined;
@@ -238,7 +381,13 @@ function loopbackUrl(url: string): boolean {
  * download the caller may stream or stop reading) is checked on status and headers only. A body
  * that cannot be read (the connection was cut) is the caller's to meet: nothing is checked.
  */
-export async function checkFetchResponse(method: string, url: string, response: Response, validator = documentValidator()): Promise<void> {
+export async function checkFetchResponse(
+  method: string,
+  url: string,
+  response: Response,
+  validator = documentValidator(),
+  sent?: CheckedRequest,
+): Promise<void> {
   if (!validator.templateOf(url)) return;
   const headers = Object.fromEntries(response.headers);
   const checked: CheckedResponse = { status: response.status, headers };
@@ -252,7 +401,7 @@ export async function checkFetchResponse(method: string, url: string, response: 
     const length = headers["content-length"];
     checked.unreadBody = length === undefined ? headers["transfer-encoding"] !== undefined : Number(length) > 0;
   }
-  validator.check(method, url, checked);
+  validator.check(method, url, checked, sent);
 }
 
 function requestOf(input: Parameters<typeof fetch>[0], init?: RequestInit): { method: string; url: string } {
@@ -264,7 +413,7 @@ const fetchMismatches: OpenApiMismatch[] = [];
 
 /**
  * The test process's global fetch, wrapped so that every response from a loopback server on a
- * documented path is checked (test/setup/each-file.ts installs it): a mismatch rejects the fetch
+ * documented path is checked, and the request too when it was accepted (test/setup/each-file.ts installs it): a mismatch rejects the fetch
  * and is also kept, so that a test which swallows the rejection (a fetch expected to fail
  * otherwise) still fails in `failOnFetchMismatches`.
  */
@@ -275,7 +424,7 @@ export function checkingFetch(fetch: typeof globalThis.fetch): typeof globalThis
     if (!loopbackUrl(url)) return response;
     try {
       // after a redirect the response is the last URL's (the server redirects only GET /docs)
-      await checkFetchResponse(method, response.redirected ? response.url : url, response);
+      await checkFetchResponse(method, response.redirected ? response.url : url, response, undefined, fetchRequestSent(input, init));
     } catch (error) {
       if (error instanceof OpenApiMismatch) fetchMismatches.push(error);
       throw error;

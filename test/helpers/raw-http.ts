@@ -5,7 +5,7 @@
  */
 import http from "node:http";
 import type { Config } from "../../src/config.ts";
-import { documentValidator } from "./openapi.ts";
+import { documentValidator, rawRequestSent } from "./openapi.ts";
 
 /** Build overrides for these tests: they send hundreds of requests a second as one user. */
 export const NO_RATE_LIMIT: Partial<Config> = { rateLimitRequests: 0 };
@@ -59,7 +59,7 @@ export function rawRequest(
           const answer = { status: res.statusCode ?? 0, headers: res.headers, text, json };
           // as every REST answer of the suite: as the OpenAPI document says (test/helpers/openapi.ts)
           try {
-            documentValidator().check(options.method, options.path, answer);
+            documentValidator().check(options.method, options.path, answer, rawRequestSent(options.headers, options.body));
           } catch (error) {
             return reject(error);
           }

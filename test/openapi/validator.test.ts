@@ -10,12 +10,14 @@ import {
   failOnFetchMismatches,
   OpenApiMismatch,
   takeFetchMismatches,
+  type CheckedRequest,
   type CheckedResponse,
 } from "../helpers/openapi.ts";
 
 /**
- * The response validator every REST test runs through (test/helpers/openapi.ts): it must fail on
- * what the document does not say, or the document could drift unnoticed.
+ * The validator every REST test runs through (test/helpers/openapi.ts), on responses and on the
+ * requests the server accepted: it must fail on what the document does not say, or the document
+ * could drift unnoticed.
  */
 
 const validator = documentValidator();
@@ -106,6 +108,40 @@ describe("the OpenAPI response validator", () => {
     await expect(validatingRequest(wrong).get(TYPES)).rejects.toThrow(OpenApiMismatch);
     const right = express().get(TYPES, (_req, res) => res.status(200).json(typeList([aType])));
     await validatingRequest(right).get(TYPES).expect(200);
+  });
+});
+
+describe("the OpenAPI request check: a request the server accepted (2xx) must be as documented", () => {
+  const CASES = "/a/demo/api/case/v2/";
+  const page = jsonResponse(200, { matching_records: 0, cases: [] });
+  const written = jsonResponse(200, { xform_id: "f", form_id: "f", cases: [] });
+  const sent = (body: unknown) => ({ contentType: "application/json", text: JSON.stringify(body) });
+  const checkSent = (method: string, url: string, res: CheckedResponse, req?: CheckedRequest) => () => validator.check(method, url, res, req);
+
+  it("accepts documented parameters, a family's names, and repeated values where the parameter repeats", () => {
+    expect(checkSent("GET", `${CASES}?limit=5&case_type=a&case_type=b&properties.x=1&indices.parent=c&fields.properties=x`, page)).not.toThrow();
+    // Tastypie's lists say they ignore what they do not read (x-unknown-parameters)
+    expect(checkSent("GET", `${TYPES}?format=json`, jsonResponse(200, typeList([])))).not.toThrow();
+  });
+
+  it("refuses an undocumented parameter, and a value its schema does not take", () => {
+    expect(checkSent("GET", `${CASES}?colour=red`, page)).toThrow(/request: query parameter 'colour' is not documented/);
+    expect(checkSent("GET", `${CASES}?limit=0`, page)).toThrow(/request: query parameter 'limit' does not match/);
+    expect(checkSent("GET", `${CASES}?limit=ten`, page)).toThrow(/request: query parameter 'limit' does not match/);
+    expect(checkSent("GET", "/a/demo/api/location/v2/?order_by=name", jsonResponse(200, typeList([])))).toThrow(/query parameter 'order_by'/);
+  });
+
+  it("refuses a JSON body the operation's request body does not describe, and a missing required body", () => {
+    expect(checkSent("POST", CASES, written, sent([{ case_type: "t", create: true }]))).not.toThrow();
+    expect(checkSent("POST", CASES, written, sent([{ case_type: "t", colour: "red" }]))).toThrow(/request: the body does not match/);
+    expect(checkSent("POST", CASES, written, {})).toThrow(/request: no body was sent/);
+    expect(checkSent("POST", CASES, written, { contentType: "text/plain", text: "x" })).toThrow(/content type 'text\/plain' is not documented/);
+  });
+
+  it("leaves alone a request the server refused: tests send those outside the contract on purpose", () => {
+    const refused = jsonResponse(400, { error: "'colour' is not a valid parameter." });
+    expect(checkSent("GET", `${CASES}?colour=red`, refused)).not.toThrow();
+    expect(checkSent("POST", CASES, jsonResponse(400, { error: "no" }), sent({ colour: "red" }))).not.toThrow();
   });
 });
 
