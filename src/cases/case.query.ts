@@ -28,7 +28,7 @@ export type DateField = (typeof DATE_FIELDS)[number];
 export const RANGE_OPS: readonly RangeOp[] = ["gt", "gte", "lt", "lte"];
 
 /** One date filter (`last_modified.gte=…`): its values, as given, are ORed. */
-export interface DateRange {
+interface DateRange {
   field: DateField;
   op: RangeOp;
   values: string[];
@@ -67,7 +67,7 @@ export interface CaseSlice {
   before?: Keyset;
 }
 
-export interface Bound {
+interface Bound {
   op: ">" | ">=" | "<" | "<=";
   at: string;
 }

@@ -16,7 +16,7 @@ type Format = "json" | "xml";
  * `format=json|xml` wins; else the first of application/json, application/xml or text/xml that the
  * Accept header names (by quality, then order); else `fallback` (XML for reads, as the seed says).
  */
-export function responseFormat(req: Request, fallback: Format): Format {
+function responseFormat(req: Request, fallback: Format): Format {
   const format = new URLSearchParams(req.originalUrl.split("?")[1] ?? "").get(FORMAT_PARAMETER.name);
   if (format !== null) {
     if (format === "json" || format === "xml") return format;

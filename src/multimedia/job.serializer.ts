@@ -11,7 +11,7 @@ import { progressPercent, type MultimediaStatus } from "./job.events.ts";
  * (multimedia.openapi.ts).
  */
 
-export class TaskFailed extends DomainError {
+class TaskFailed extends DomainError {
   constructor() {
     super("INTERNAL_SERVER_ERROR", "Multimedia processing task failed");
   }
@@ -66,7 +66,7 @@ export const RESULT_KEYS = {
   skipped_files: { schema: arrayOf(ref("ReasonedEntry"), "entries that are not media"), of: (r: ArchiveResult) => reasoned(r.skipped_files) },
 } satisfies KeyTable<ArchiveResult>;
 
-export const resultFields = (r: ArchiveResult) => serialize(RESULT_KEYS, r);
+const resultFields = (r: ArchiveResult) => serialize(RESULT_KEYS, r);
 
 /** The status fields every record has, in the contract's order (the result's follow once complete). */
 export const STATUS_KEYS = {

@@ -71,4 +71,4 @@ export const openApiDocument = {
   },
 };
 
-export type OpenApiDocument = typeof openApiDocument;
+type OpenApiDocument = typeof openApiDocument;

@@ -13,7 +13,7 @@ const swaggerUi = path.dirname(createRequire(import.meta.url).resolve("swagger-u
 const ownFiles = path.join(import.meta.dirname, "docs");
 
 /** Every file the page loads, by name under /docs/: nothing else of either folder is served. */
-export const DOCS_ASSETS: Record<string, string> = {
+const DOCS_ASSETS: Record<string, string> = {
   "": path.join(ownFiles, "index.html"),
   "docs.js": path.join(ownFiles, "docs.js"),
   "swagger-ui.css": path.join(swaggerUi, "swagger-ui.css"),
@@ -21,7 +21,7 @@ export const DOCS_ASSETS: Record<string, string> = {
   "favicon-32x32.png": path.join(swaggerUi, "favicon-32x32.png"),
 };
 
-export const DOCS_CSP = [
+const DOCS_CSP = [
   "default-src 'self'",
   "img-src 'self' data:",
   // Swagger UI sets style attributes from script

@@ -70,7 +70,7 @@ function keysInOrder(data: unknown, parent: Json): boolean {
   return positions.every((p, i) => i === 0 || p > positions[i - 1]);
 }
 
-export function createAjv(document: Json = openApiDocument as unknown as Json): Ajv2020 {
+function createAjv(document: Json = openApiDocument as unknown as Json): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
   // OpenAPI's own schema keywords (annotations for this purpose)
   ajv.addVocabulary(["xml", "example", "discriminator", "externalDocs"]);
@@ -91,7 +91,7 @@ interface Route {
   item: Json;
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
  * A path template as a regex: each `{param}` by its schema's pattern (unanchored) or one segment;
@@ -105,7 +105,7 @@ function routesOf(document: Json): Route[] {
       .split(/(\{[^}]+\})/)
       .map((part) => {
         const name = /^\{([^}]+)\}$/.exec(part)?.[1];
-        if (!name) return escape(part);
+        if (!name) return escapeRegExp(part);
         const pattern = ((params.find((p) => p.name === name)?.schema as Json | undefined)?.pattern as string | undefined) ?? "[^/]+";
         return `(?:${pattern.replace(/^\^/, "").replace(/\$$/, "")})`;
       })
@@ -149,7 +149,7 @@ export interface ResponseValidator {
   templateOf(url: string): string | undefined;
 }
 
-export function responseValidator(document: Json = openApiDocument as unknown as Json): ResponseValidator {
+function responseValidator(document: Json = openApiDocument as unknown as Json): ResponseValidator {
   const ajv = createAjv(document);
   const routes = routesOf(document);
   const compiled = new Map<object, ValidateFunction>();
