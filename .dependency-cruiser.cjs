@@ -140,6 +140,17 @@ module.exports = {
       to: { path: "^src/(cases|locations|apps|multimedia|admin)/" },
     },
     {
+      name: "openapi-kit-not-to-features",
+      comment:
+        "src/openapi is the vocabulary the features describe their REST routes in (parameter descriptors, " +
+        "key tables, error families) and the page that serves the document: it never imports a feature, " +
+        "or the features and it would stand on each other. The document is assembled above the features, " +
+        "in src/gateway/openapi.ts, from each feature's *.openapi.ts.",
+      severity: "error",
+      from: { path: "^src/openapi/" },
+      to: { path: "^src/(cases|locations|apps|multimedia|admin|auth)/" },
+    },
+    {
       name: "events-not-to-features",
       comment:
         "src/events is the bus every feature publishes on and every face subscribes through: it never " +

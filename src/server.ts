@@ -6,6 +6,7 @@ import { upgradeAddress } from "./admission/client-address.ts";
 import { oauthRouter } from "./auth/oauth.rest.ts";
 import { buildGatewaySchema } from "./gateway/schema.ts";
 import { createGraphQLEndpoint, type GraphQLEndpoint } from "./gateway/graphql.ts";
+import { openApiDocument } from "./gateway/openapi.ts";
 import { locationTypeRouter } from "./locations/location-type.rest.ts";
 import { locationRouter } from "./locations/location.rest.ts";
 import { restErrorHandler, sendError, unknownPath, type ErrorShape } from "./rest/errors.ts";
@@ -99,7 +100,7 @@ export async function buildServer(services: Services, existing?: Server): Promis
   // answer to it (errors too) carries its Access-Control-Allow-Origin
   app.use(corsPolicy(corsOrigins));
   // the REST API's OpenAPI document and its browsable page: no authentication (CONTRACT §7.2)
-  app.use(openApiRouter());
+  app.use(openApiRouter(openApiDocument));
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
   app.use("/graphql", markRoute("/graphql"));
   app.use(graphql.router);

@@ -1,7 +1,6 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import express, { type Router } from "express";
-import { openApiDocument } from "./document.ts";
 
 /**
  * `GET /openapi.json` and `GET /docs/` (CONTRACT §7.2): the document, and Swagger UI over it, served
@@ -33,9 +32,9 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-const documentJson = JSON.stringify(openApiDocument);
-
-export function openApiRouter(): Router {
+/** `document`: the OpenAPI document, which src/gateway assembles from the features' descriptions. */
+export function openApiRouter(document: object): Router {
+  const documentJson = JSON.stringify(document);
   const router = express.Router();
   router.get("/openapi.json", (_req, res) => {
     res.type("application/json").send(documentJson);

@@ -4,8 +4,8 @@ import { ordered, ref, string, type Schema } from "./schema.ts";
  * The shared pieces of the OpenAPI document's paths: the two error families (`{"error"}` and the
  * Import App API's `{"success": false, "error"}`), the statuses every operation of a family can
  * get besides its own, what a method a path does not take gets (`x-other-methods`), and path
- * parameters. Each feature describes its own routes with these (`*.openapi.ts`); document.ts
- * assembles them.
+ * parameters. Each feature describes its own routes with these (`*.openapi.ts`);
+ * src/gateway/openapi.ts assembles them.
  */
 
 export type Family = "plain" | "apps";

@@ -1,5 +1,5 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import { openApiDocument } from "../../src/openapi/document.ts";
+import { openApiDocument } from "../../src/gateway/openapi.ts";
 
 /**
  * Checks REST requests and responses against the OpenAPI document the server serves (CONTRACT

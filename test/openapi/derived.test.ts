@@ -3,7 +3,7 @@ import { allowedFields, type WriteTarget } from "../../src/cases/case.actions.ts
 import { DATE_FIELDS, EXACT_FIELDS, RANGE_OPS } from "../../src/cases/case.query.ts";
 import { parseListParams, parseSelection } from "../../src/cases/case.query.rest.ts";
 import { parseLocationFields, parseLocationQuery } from "../../src/locations/location.request.rest.ts";
-import { openApiDocument } from "../../src/openapi/document.ts";
+import { openApiDocument } from "../../src/gateway/openapi.ts";
 
 /**
  * The OpenAPI document is derived from the grammar the REST faces run (src/openapi/document.ts):

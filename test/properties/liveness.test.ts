@@ -11,7 +11,7 @@ import {
 } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildGatewaySchema } from "../../src/gateway/schema.ts";
-import { openApiDocument } from "../../src/openapi/document.ts";
+import { openApiDocument } from "../../src/gateway/openapi.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { encodeLoosely, hostileString, runs } from "../helpers/arbitraries.ts";
 import { StatusTally } from "../helpers/invariants.ts";

@@ -3,7 +3,7 @@ import { oauthDocument } from "../auth/oauth.openapi.ts";
 import { caseDocument } from "../cases/case.openapi.ts";
 import { locationDocument } from "../locations/location.openapi.ts";
 import { multimediaDocument } from "../multimedia/multimedia.openapi.ts";
-import { errorResponses, errorSchemas } from "./operations.ts";
+import { errorResponses, errorSchemas } from "../openapi/operations.ts";
 
 /**
  * The OpenAPI 3.1 document of the REST API (CONTRACT §7.2), assembled from each feature's own
