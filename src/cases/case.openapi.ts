@@ -1,4 +1,15 @@
-import { DOMAIN, json, jsonRouterOperation, jsonRouterPath, ok, pathParam, responseRef, type FeatureDocument } from "../openapi/operations.ts";
+import {
+  DOMAIN,
+  json,
+  jsonBody,
+  jsonRouterOperation,
+  jsonRouterPath,
+  ok,
+  pathParam,
+  responseRef,
+  type FeatureDocument,
+  type Operation,
+} from "../openapi/operations.ts";
 import { arrayOf, integer, ordered, queryParameter, queryParameterFamily, ref, string, tableSchema, type Schema } from "../openapi/schema.ts";
 import { MAX_BULK } from "./case.actions.ts";
 import { DOTTED_SELECTION, SELECTION_PARAMETERS } from "./case.fields.ts";
@@ -34,7 +45,10 @@ const listParameters = [
   ...selection,
 ];
 
-const caseWriteBody = (description: string) => ({ required: true, description, content: json(ref("CaseWriteRequest")) });
+/** Every Case API operation checks every query parameter's name: one it does not list is 400. */
+const caseOperation = (id: string, op: Operation) => jsonRouterOperation(TAG, id, { ...op, unknownParameters: "refused" });
+
+const caseWriteBody = (description: string) => ({ required: true, description, content: jsonBody(ref("CaseWriteRequest")) });
 
 const caseWritten = {
   "200": {
@@ -112,19 +126,19 @@ const schemas: Record<string, Schema> = {
 
 const paths = {
   [`${CASES}/`]: jsonRouterPath([DOMAIN], {
-    get: jsonRouterOperation(TAG, "listCases", {
+    get: caseOperation("listCases", {
       summary: "List cases",
       description: "Keyset paging by indexed_on then case_id; follow `next` for the following page. Any other parameter: 400.",
       parameters: listParameters,
       responses: { "200": ok("A page of cases.", "CaseList") },
     }),
-    post: jsonRouterOperation(TAG, "createCases", {
+    post: caseOperation("createCases", {
       summary: "Create a case (object) or create/update many (list)",
       parameters: selection,
       requestBody: caseWriteBody(`An object creates one case; a list of at most ${MAX_BULK} is a bulk write (each item's \`create\` decides).`),
       responses: caseWritten,
     }),
-    put: jsonRouterOperation(TAG, "putCases", {
+    put: caseOperation("putCases", {
       summary: "Upsert a case by its external_id or update it by its case_id (object), or a bulk write (list)",
       parameters: selection,
       requestBody: caseWriteBody("An object with external_id (upsert) or case_id (update), or a bulk list."),
@@ -132,26 +146,26 @@ const paths = {
     }),
   }),
   [`${CASES}/bulk-fetch/`]: jsonRouterPath([DOMAIN], {
-    post: jsonRouterOperation(TAG, "bulkFetchCases", {
+    post: caseOperation("bulkFetchCases", {
       summary: "Fetch cases by case id and external id",
       parameters: selection,
-      requestBody: { required: true, content: json(ref("BulkFetchRequest")) },
+      requestBody: { required: true, content: jsonBody(ref("BulkFetchRequest")) },
       responses: { "200": ok("One entry per requested id; a missing id is a stub.", "BulkFetchResult") },
     }),
   }),
   [`${CASES}/ext/{ext_id}/`]: jsonRouterPath(
     [DOMAIN, pathParam("ext_id", "the external id, percent-encoded (may hold / ? # & = + and unicode)", { type: "string", pattern: "^.+$" })],
     {
-      get: jsonRouterOperation(TAG, "getCaseByExternalId", {
+      get: caseOperation("getCaseByExternalId", {
         summary: "One case by external id (the oldest when several share it)",
         parameters: selection,
         responses: { "200": ok("The case.", "CaseView") },
       }),
-      put: jsonRouterOperation(TAG, "upsertCaseByExternalId", {
+      put: caseOperation("upsertCaseByExternalId", {
         summary: "Upsert the case with this external id",
         description: "Updates the case with this external id, or creates it (case_type, case_name, owner_id then required).",
         parameters: selection,
-        requestBody: { required: true, content: json(ref("CaseWrite")) },
+        requestBody: { required: true, content: jsonBody(ref("CaseWrite")) },
         responses: { "200": ok("Written.", "CaseWriteResult") },
       }),
     },
@@ -159,7 +173,7 @@ const paths = {
   [`${CASES}/{case_id}`]: jsonRouterPath(
     [DOMAIN, pathParam("case_id", "a case id, or several joined by commas (GET only)", { type: "string", pattern: "^[\\w\\-,]+$" })],
     {
-      get: jsonRouterOperation(TAG, "getCases", {
+      get: caseOperation("getCases", {
         summary: "One case, or several by comma-separated ids",
         description: "A single id answers the case (404 when missing); ids joined by commas answer the bulk-fetch envelope, never 404.",
         parameters: selection,
@@ -167,10 +181,10 @@ const paths = {
           "200": { description: "The case, or the envelope for several ids.", content: json({ anyOf: [ref("BulkFetchResult"), ref("CaseView")] }) },
         },
       }),
-      put: jsonRouterOperation(TAG, "updateCase", {
+      put: caseOperation("updateCase", {
         summary: "Update this case",
         parameters: selection,
-        requestBody: { required: true, content: json(ref("CaseWrite")) },
+        requestBody: { required: true, content: jsonBody(ref("CaseWrite")) },
         responses: {
           "200": ok("Written.", "CaseWriteResult"),
           "405": { ...responseRef("MethodNotAllowed"), description: "Several ids (a multi-id segment takes GET only)." },

@@ -1,6 +1,7 @@
 import {
   DOMAIN,
   json,
+  jsonBody,
   jsonRouterOperation,
   jsonRouterPath,
   ok,
@@ -24,9 +25,6 @@ const TAG = "Location API v2";
 const LOCATIONS = "/a/{domain}/api/location/v2";
 
 const formatParam = queryParameter(FORMAT_PARAMETER);
-
-/** Tastypie's lists ignore a query parameter they do not read (machine-readable for the description's words). */
-const IGNORES_OTHER_PARAMETERS = { "x-unknown-parameters": "ignored" };
 
 const XML_EXAMPLE_DETAIL =
   "<?xml version='1.0' encoding='utf-8'?>\n<object><domain>demo</domain><last_modified>2024-03-11T19:29:16.845849</last_modified>" +
@@ -99,18 +97,17 @@ const paths = {
       summary: "List locations",
       description: "XML unless `format=json` or an Accept naming application/json. Any other parameter is ignored.",
       parameters: [formatParam, ...LIST_PARAMETERS.map(queryParameter)],
-      ...IGNORES_OTHER_PARAMETERS,
       responses: locationOk("200", "A page of locations.", "LocationList", XML_EXAMPLE_LIST),
     }),
     post: jsonRouterOperation(TAG, "createLocation", {
       summary: "Create a location",
       parameters: [formatParam],
-      requestBody: { required: true, content: json(ref("LocationWrite")) },
+      requestBody: { required: true, content: jsonBody(ref("LocationWrite")) },
       responses: locationOk("201", "The location created.", "Location", XML_EXAMPLE_DETAIL),
     }),
     patch: jsonRouterOperation(TAG, "bulkLocations", {
       summary: `Create and update up to ${MAX_BULK_LOCATIONS} locations at once (atomic)`,
-      requestBody: { required: true, content: json(ref("LocationBulkRequest")) },
+      requestBody: { required: true, content: jsonBody(ref("LocationBulkRequest")) },
       responses: { "202": ok("Every item written: the ids, in request order.", "LocationBulkResult") },
     }),
   }),
@@ -123,7 +120,7 @@ const paths = {
     put: jsonRouterOperation(TAG, "updateLocation", {
       summary: "Update a location (partial)",
       parameters: [formatParam],
-      requestBody: { required: true, content: json(ref("LocationWrite")) },
+      requestBody: { required: true, content: jsonBody(ref("LocationWrite")) },
       responses: locationOk("200", "The location updated.", "Location", XML_EXAMPLE_DETAIL),
     }),
   }),
@@ -131,7 +128,6 @@ const paths = {
     get: operation("plain", TAG, "listLocationTypes", {
       summary: "The domain's location types",
       description: "Takes no parameter; any is ignored (Tastypie).",
-      ...IGNORES_OTHER_PARAMETERS,
       responses: { "200": ok("Every location type of the domain.", "LocationTypeList") },
     }),
   }),

@@ -14,6 +14,11 @@ const FAMILY_ERROR: Record<Family, string> = { plain: "Error", apps: "AppsError"
 const FAMILY_PREFIX: Record<Family, string> = { plain: "", apps: "Apps" };
 
 export const json = (schema: Schema) => ({ "application/json": { schema } });
+/**
+ * A JSON request body: the REST faces read the body as JSON whatever its Content-Type (legacy
+ * clients send text/plain, or none), so every media type is documented with the same schema.
+ */
+export const jsonBody = (schema: Schema) => ({ "application/json": { schema }, "*/*": { schema } });
 export const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` });
 
 export const header = (description: string) => ({ description, required: true, schema: { type: "string" } });
@@ -92,6 +97,11 @@ export interface Operation {
   parameters?: unknown[];
   requestBody?: unknown;
   responses: Record<string, unknown>;
+  /**
+   * Whether a query parameter the operation does not list is refused (400: the Case API's grammar
+   * checks every name) or ignored, as every other face does (`x-unknown-parameters: ignored`).
+   */
+  unknownParameters?: "refused" | "ignored";
 }
 
 /**
@@ -100,7 +110,14 @@ export interface Operation {
  * request's body, a GET's too).
  */
 export function operation(family: Family, tag: string, id: string, op: Operation, readsBody = op.requestBody !== undefined) {
-  return { tags: [tag], operationId: id, ...op, responses: { ...op.responses, ...commonErrors(family, readsBody) } };
+  const { unknownParameters = "ignored", ...described } = op;
+  return {
+    tags: [tag],
+    operationId: id,
+    ...described,
+    ...(unknownParameters === "ignored" ? { "x-unknown-parameters": "ignored" } : {}),
+    responses: { ...op.responses, ...commonErrors(family, readsBody) },
+  };
 }
 
 /** Operations of the routers that read every request's body as JSON (rest/middleware.ts jsonBody). */
