@@ -162,7 +162,7 @@ const targets = [
       `${media.figures.throughputRatio >= 0.8 && media.figures.peakRssMb < 300 ? " **Met.**" : " **Missed.**"}`
     : "- Multimedia: not measured in this run.",
   dashboardFeed ? feedTarget(dashboardFeed.figures) : "- Dashboard feed (issue #14): not measured in this run.",
-  "- Not in this benchmark (issue #16): the embedded server's idle RSS (under 350 MB: measured apart: bench/NOTES.md, "Memory of an idle server"); the soak's mixed load with one process and with two (`npm run soak -- --processes 2`; ratio and what bounds it in bench/notes/soak-processes.md).",
+  "- Not in this benchmark (issue #16): the embedded server's idle RSS (under 350 MB: measured apart: bench/NOTES.md, Memory of an idle server); the soak's mixed load with one process and with two (`npm run soak -- --processes 2`; ratio and what bounds it in bench/notes/soak-processes.md).",
 ];
 
 /** Issue #14: every subscriber's progress and final events within 250 ms (p99), under 20 KB of server memory per subscriber. */
