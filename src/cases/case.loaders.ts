@@ -1,3 +1,4 @@
+import { getOrCreate } from "../util/maps.ts";
 import type { Principal } from "../auth/principal.ts";
 import { perDomainLoader, scopePerDomain } from "../graphql/domain-loader.ts";
 import {
@@ -102,21 +103,16 @@ export function createCaseLoaders(principal: Principal, caseReads: CaseReads) {
     related: (domain: string, caseId: string, relationship: string, limit: number): Promise<CaseRecord[]> => {
       // the same relation asked for by many parents (aliases, repeated ids) is read and built once
       const key = [domain, caseId, relationship, limit].join(SEP);
-      let found = relatedOnce.get(key);
-      if (!found) {
-        found = (async () => {
-          const links = (await referencing.load({ domain, key: caseId })).filter((r) => r.relationship === relationship).slice(0, limit);
-          return (
-            await recordsOf(
-              byId,
-              domain,
-              links.map((r) => r.caseId),
-            )
-          ).filter((r) => r !== undefined);
-        })();
-        relatedOnce.set(key, found);
-      }
-      return found;
+      return getOrCreate(relatedOnce, key, async () => {
+        const links = (await referencing.load({ domain, key: caseId })).filter((r) => r.relationship === relationship).slice(0, limit);
+        return (
+          await recordsOf(
+            byId,
+            domain,
+            links.map((r) => r.caseId),
+          )
+        ).filter((r) => r !== undefined);
+      });
     },
     /** the first `first` forms that wrote the case, oldest first */
     forms: (domain: string, caseId: string, first: number) => formsOf.load({ domain, key: `${first}/${caseId}` }),

@@ -1,3 +1,4 @@
+import { getOrCreate } from "../util/maps.ts";
 import DataLoader from "dataloader";
 import { DomainError } from "../errors.ts";
 
@@ -60,14 +61,12 @@ export interface ScopesPerDomain<S> {
 export function scopePerDomain<S>(open: (domain: string) => Promise<S>): ScopesPerDomain<S> {
   const scopes = new Map<string, Promise<S>>();
   const opened = (domain: string): Promise<S> => {
-    let found = scopes.get(domain);
-    if (!found) {
-      found = open(domain);
+    return getOrCreate(scopes, domain, () => {
+      const scope = open(domain);
       // a refusal is answered by whoever awaits it; the cache itself must not count as unhandled
-      found.catch(() => {});
-      scopes.set(domain, found);
-    }
-    return found;
+      scope.catch(() => {});
+      return scope;
+    });
   };
   return {
     open: opened,

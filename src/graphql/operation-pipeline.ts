@@ -1,3 +1,4 @@
+import { getOrCreate } from "../util/maps.ts";
 import {
   GraphQLError,
   getVariableValues,
@@ -219,13 +220,10 @@ export class OperationPipeline {
    * longer than the whole bound is parsed each time. A syntax error throws, and is not kept.
    */
   private parsed(query: string): CheckedDocument {
-    let checked = this.documents.get(query);
-    if (!checked) {
+    return getOrCreate<string, CheckedDocument>(this.documents, query, () => {
       const document = parseDocument(query, this.limits);
-      checked = { document, errors: validate(this.schema, document, this.rules) };
-      this.documents.set(query, checked);
-    }
-    return checked;
+      return { document, errors: validate(this.schema, document, this.rules) };
+    });
   }
 }
 

@@ -1,3 +1,4 @@
+import { getOrCreate } from "../util/maps.ts";
 import { GraphQLUpload, type FileUpload } from "graphql-upload-ts";
 import type { GraphQLResolveInfo } from "graphql";
 import { Arg, Ctx, FieldResolver, ID, Info, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
@@ -259,13 +260,10 @@ const appsOfEvents = new WeakMap<MultimediaStatus, Promise<AppRecord | null>>();
 /** the scope of a subscription that heard the event (any one: they are all of its domain) */
 const scopesOfEvents = new WeakMap<MultimediaStatus, MultimediaScope>();
 function appOfEvent(status: MultimediaStatus, ctx: GraphQLContext, domain: string): Promise<AppRecord | null> {
-  let app = appsOfEvents.get(status);
-  if (!app) {
+  return getOrCreate(appsOfEvents, status, () => {
     const heardBy = scopesOfEvents.get(status);
-    app = heardBy ? heardBy.findApp(status.appId) : ctx.loaders.apps.app({ appId: status.appId, domain });
-    appsOfEvents.set(status, app);
-  }
-  return app;
+    return heardBy ? heardBy.findApp(status.appId) : ctx.loaders.apps.app({ appId: status.appId, domain });
+  });
 }
 
 /** Remembers that `scope` heard the event (the first scope of the process to hear it). */
