@@ -67,9 +67,12 @@ export function loggedName(name: string | null | undefined, persisted: boolean):
 
 type CodedError = { extensions?: { code?: unknown } | null };
 
+/** Errors of one answer looked at for their codes: a line's cost stays bounded, whatever the answer. */
+const MAX_ERRORS_READ = 1000;
+
 /** Adds the codes of `errors` to `codes` (distinct, well-formed, at most MAX_ERROR_CODES). */
 export function collectErrorCodes(codes: Set<string>, errors: readonly CodedError[] | null | undefined): void {
-  for (const error of errors ?? []) {
+  for (const error of (errors ?? []).slice(0, MAX_ERRORS_READ)) {
     if (codes.size >= MAX_ERROR_CODES) return;
     const code = error.extensions?.code;
     if (typeof code === "string" && ERROR_CODE.test(code)) codes.add(code);
