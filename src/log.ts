@@ -155,10 +155,16 @@ export function setLogLevel(next: LogLevel): void {
   logger.level = next;
 }
 
+/** Whether a line of `level` would be written now (LOG_LEVEL). */
+export function logsAt(level: Level): boolean {
+  return logger.isLevelEnabled(level);
+}
+
 type Fields = Record<string, unknown>;
 
 /** The call sites' shape: a message, then its fields. */
 export const log = {
+  fatal: (message: string, fields: Fields = {}) => logger.fatal(fields, message),
   error: (message: string, fields: Fields = {}) => logger.error(fields, message),
   warn: (message: string, fields: Fields = {}) => logger.warn(fields, message),
   info: (message: string, fields: Fields = {}) => logger.info(fields, message),

@@ -5,6 +5,7 @@ import { openDatabase, type Database } from "./db/client.ts";
 import { migrateToCurrent, pendingMigrations, whenCurrent } from "./db/migration-gate.ts";
 import { log, setLogLevel } from "./log.ts";
 import { startMaintenance } from "./maintenance.ts";
+import { logStartupFailure, needs } from "./observability/startup-failure.ts";
 import { startTracing, stopTracing, tracedDatabase } from "./observability/tracing.ts";
 import { buildServer, notReadyApp, urlOf } from "./server.ts";
 import { createServices } from "./services.ts";
@@ -15,13 +16,13 @@ import { sweepStaleTempEntries } from "./util/temp-entries.ts";
 async function main(config: Config): Promise<void> {
   setLogLevel(config.logLevel);
   if (await startTracing({ endpoint: config.otelEndpoint })) log.info("tracing on", { endpoint: config.otelEndpoint });
-  const db = tracedDatabase(await openDatabase(config));
+  const db = tracedDatabase(await needs("database", () => openDatabase(config)));
   const graceMs = config.shutdownGraceSeconds * 1000;
   let early: EarlyServer | undefined;
   if (config.migrateOnStart) {
-    const applied = await migrateToCurrent(db);
+    const applied = await needs("database", () => migrateToCurrent(db));
     if (applied.length) log.info("migrations applied", { applied });
-  } else if ((await pendingMigrations(db.prisma)).length > 0) {
+  } else if ((await needs("database", () => pendingMigrations(db.prisma))).length > 0) {
     early = await serveNotReady(db, config, graceMs);
     if (!(await whenCurrent(db.prisma, { intervalMs: SCHEMA_RECHECK_MS, stopped: isStopping }))) return;
     log.info("migrations applied: starting the whole server");
@@ -108,7 +109,8 @@ async function serveNotReady(db: Database, config: Config, graceMs: number): Pro
 try {
   await main(loadConfig());
 } catch (error) {
-  console.error(`failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  // one JSON line naming the setting or dependency at fault (CONTRACT §7.2), like every other line
+  logStartupFailure(error);
   process.exit(1);
 }
 

@@ -5,6 +5,7 @@ import { domainErrorOf } from "../admission/error-mapping.ts";
 import { logOutage } from "../db/unavailable.ts";
 import { DomainError } from "../errors.ts";
 import { log } from "../log.ts";
+import { annotateRequestLog } from "../observability/http.ts";
 import type { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 
 /**
@@ -80,6 +81,7 @@ export function sendGraphQLError(
   headers: Record<string, string | string[]> = {},
 ): void {
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  annotateRequestLog(res, { graphql: { errorCodes: [code] } });
   res.status(status).json({ errors: [{ message, extensions: { code } }] });
 }
 
@@ -91,6 +93,7 @@ export function rateLimitedError(error: RateLimitedError): GraphQLError {
 /** A request refused whole for a rate limit (its requests, or its failed logins): 429, Retry-After, no data. */
 export function sendRateLimited(res: Response, error: RateLimitedError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  annotateRequestLog(res, { graphql: { errorCodes: [error.code] } });
   res.status(error.status).json({ errors: [rateLimitedError(error).toJSON()] });
 }
 

@@ -20,7 +20,7 @@ import { formatError, sendGraphQLError, sendRateLimited } from "./errors.ts";
 import { graphqlIde } from "./ide.ts";
 import { parseDocument } from "./limits.ts";
 import { operationPipeline, type OperationPipeline } from "./operation-pipeline.ts";
-import { useOperationMetrics } from "../observability/graphql.ts";
+import { logOperationOn, useOperationLog, useOperationMetrics } from "../observability/graphql.ts";
 import { useExecutionBudget } from "./plugins/use-execution-budget.ts";
 import { usePayloadTooLarge } from "./plugins/use-payload-too-large.ts";
 import { useServiceUnavailable } from "./plugins/use-service-unavailable.ts";
@@ -173,6 +173,8 @@ export async function createHttpEndpoint({
       useExecutionBudget,
       usePayloadTooLarge,
       useServiceUnavailable,
+      // last: it logs the answer as the plugins before it left it
+      useOperationLog(trustedDocuments?.operationNames),
     ],
   });
   await apollo.start();
@@ -190,7 +192,7 @@ export async function createHttpEndpoint({
     textStages(pipeline),
     rateLimit(admission, config),
     expressMiddleware(apollo, {
-      context: async ({ res }): Promise<GraphQLContext> => context(res.locals.principal as Principal),
+      context: async ({ res }): Promise<GraphQLContext> => logOperationOn(context(res.locals.principal as Principal), res),
     }),
   );
   router.use("/graphql", graphqlErrors);

@@ -6,6 +6,7 @@ import type { Principal } from "../auth/principal.ts";
 import { DomainError } from "../errors.ts";
 import { log } from "../log.ts";
 import { graphqlSubscriptionsActive } from "../observability/metrics.ts";
+import type { ConnectionLog } from "../observability/websocket-log.ts";
 
 /**
  * The open WebSockets of this process, by user: what each was admitted as, the permissions it last
@@ -32,6 +33,8 @@ interface LiveSubscription {
 export interface Session {
   readonly socket: WebSocket;
   readonly principal: Principal;
+  /** the connection's log lines */
+  readonly log: ConnectionLog;
   /** permissions per domain as last re-checked, to tell a change of those that live subscriptions rely on */
   grants: ReadonlyMap<string, readonly string[]>;
   readonly live: Map<string, LiveSubscription>;
@@ -46,6 +49,9 @@ export interface SessionLimits {
   perSocket: number;
   perUser: number;
 }
+
+/** the reason of a socket closed at its OAuth token's expiry: routine, unlike a revocation */
+const TOKEN_EXPIRED = "access token expired";
 
 /** setTimeout's longest delay; a later expiry is re-armed when it fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -63,10 +69,10 @@ export class WsSessions {
   ) {}
 
   /** Registers an admitted socket (not one that closed while it was being admitted). */
-  open(socket: WebSocket, admitted: Principal): Session {
+  open(socket: WebSocket, admitted: Principal, connectionLog: ConnectionLog): Session {
     // the memberships found at admission would go stale over the socket's life: its operations ask the database
     const { memberships: _, ...principal } = admitted;
-    const session: Session = { socket, principal, grants: new Map(), live: new Map(), closed: false, started: 0, applied: 0 };
+    const session: Session = { socket, principal, log: connectionLog, grants: new Map(), live: new Map(), closed: false, started: 0, applied: 0 };
     if (socket.readyState !== socket.OPEN) {
       session.closed = true;
       return session;
@@ -177,7 +183,7 @@ export class WsSessions {
     if (!session.closed) {
       session.closed = true;
       clearTimeout(session.expiry);
-      log.info("websocket closed: its credentials no longer stand", { reason, user: session.principal.username });
+      session.log.credentialsWithdrawn(reason, FORBIDDEN_CLOSE, reason === TOKEN_EXPIRED);
       session.socket.close(FORBIDDEN_CLOSE, "Forbidden");
     }
     return false;
@@ -189,7 +195,7 @@ export class WsSessions {
     if (credential?.kind !== "oauth") return;
     const wait = credential.expiresAt.getTime() - Date.now();
     if (wait <= 0) {
-      this.forbid(session, "access token expired");
+      this.forbid(session, TOKEN_EXPIRED);
       return;
     }
     session.expiry = setTimeout(() => this.armExpiry(session), Math.min(wait, MAX_TIMER_MS));

@@ -1,7 +1,10 @@
+import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { CloseCode, handleProtocols, makeServer, type ServerOptions } from "graphql-ws";
 import type { WebSocket, WebSocketServer } from "ws";
 import { log } from "../log.ts";
+import { requestIdOf } from "../observability/http.ts";
+import { ConnectionLog } from "../observability/websocket-log.ts";
 
 /**
  * graphql-ws's protocol server (`makeServer`) on a `ws` server: the glue its `useServer` starter
@@ -9,13 +12,17 @@ import { log } from "../log.ts";
  * logs through the one logger. The starter decides by the environment's mode variable whether a
  * close reason may carry an error's message, and prints failures with console.error as raw
  * multi-line stacks; here a close reason never carries one, and a failure is one redacted JSON
- * log line.
+ * log line. Each connection gets a request id (the upgrade's X-Request-Id when well-formed, sent
+ * back on the 101 answer as on every HTTP answer) and its log (websocket-log.ts), whose close line
+ * is written here.
  */
 
 /** What a connection's context carries besides the protocol's own state (graphql-ws's `Extra`). */
 export interface SocketExtra {
   readonly socket: WebSocket;
   readonly request: IncomingMessage;
+  /** the connection's lines: connect, operations, close */
+  readonly log: ConnectionLog;
 }
 
 /** How often an idle connection is pinged; one that does not answer within as long is terminated. */
@@ -24,17 +31,30 @@ const KEEP_ALIVE_MS = 12_000;
 export function serveGraphQLOverWebSocket<P extends Record<string, unknown>, E extends Record<PropertyKey, unknown>>(
   options: ServerOptions<P, SocketExtra & Partial<E>>,
   wsServer: WebSocketServer,
+  /** PERSISTED_OPERATIONS=only: the manifest's operation names, the only ones logged */
+  trustedNames?: ReadonlySet<string>,
 ): { dispose(): Promise<void> } {
   const server = makeServer(options);
   wsServer.options.handleProtocols = handleProtocols;
-  wsServer.on("error", (error) => {
+  const requestIds = new WeakMap<IncomingMessage, string>();
+  wsServer.on("headers", (headers, request) => {
+    const requestId = requestIdOf(request.headers["x-request-id"]);
+    requestIds.set(request, requestId);
+    headers.push(`X-Request-Id: ${requestId}`);
+  });
+  wsServer.on("error", (error: Error & { syscall?: string }) => {
+    // the HTTP server's own listen failure, which ws passes on: the start-up's failure line says it
+    if (error.syscall === "listen") return;
     log.error("websocket server failed", { error });
     for (const client of wsServer.clients) client.close(CloseCode.InternalServerError, "Internal server error");
   });
   wsServer.on("connection", (socket, request) => {
+    const connection = new ConnectionLog(requestIds.get(request) ?? randomUUID(), trustedNames);
     // A socket error (a message over maxPayload, a protocol violation) is the client's: ws closes
     // that connection itself (1009, 1002), so it is logged quietly.
-    socket.on("error", (error: Error & { code?: string }) => log.info("websocket connection closed on a client error", { code: error.code }));
+    socket.on("error", (error: Error & { code?: string }) =>
+      log.info("websocket connection closed on a client error", { requestId: connection.requestId, code: error.code }),
+    );
     const stopKeepingAlive = keepAlive(socket);
     const closed = server.opened(
       {
@@ -50,15 +70,17 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown>, E e
             try {
               await handle(String(data));
             } catch (error) {
-              log.error("websocket message handling failed", { error });
+              log.error("websocket message handling failed", { requestId: connection.requestId, error });
               socket.close(CloseCode.InternalServerError, "Internal server error");
             }
           }),
       },
-      { socket, request } as SocketExtra & Partial<E>,
+      { socket, request, log: connection } as SocketExtra & Partial<E>,
     );
     socket.once("close", (code, reason) => {
       stopKeepingAlive();
+      // first: the operations the close ends are counted on its line, not logged one by one
+      connection.closed(code);
       void closed(code, String(reason));
     });
   });

@@ -9,6 +9,7 @@ import { CREDENTIALS_CHANGED } from "../auth/credential.events.ts";
 import { DomainError } from "../errors.ts";
 import type { PubSub } from "../events/bus.ts";
 import { log } from "../log.ts";
+import type { OperationSeen } from "../observability/websocket-log.ts";
 import { chargedIn, memberOf, namedBy, namedDomains, type Named } from "./rate-limit.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { abortedResult } from "./budget.ts";
@@ -177,21 +178,27 @@ export function createWsEndpoint({
       async onConnect(ctx) {
         try {
           const principal = await admission.authenticate(connectionCredentials(ctx.connectionParams, addressOf(ctx.extra.request)));
-          ctx.extra.session = sessions.open(ctx.extra.socket, principal);
+          ctx.extra.session = sessions.open(ctx.extra.socket, principal, ctx.extra.log);
+          ctx.extra.log.connected(principal.username);
           return true;
         } catch (error) {
+          const code = String((error as DomainError).code);
           // a database outage is not a refusal: 1013 tells the client to try again later
-          if ((error as DomainError).code === "SERVICE_UNAVAILABLE") {
-            ctx.extra.socket.close(1013, "Service unavailable, try again later");
-          }
-          if (error instanceof RateLimitedError) ctx.extra.socket.close(WS_CLOSE_TOO_MANY_LOGINS, "Too many failed login attempts");
+          const closeCode = code === "SERVICE_UNAVAILABLE" ? 1013 : error instanceof RateLimitedError ? WS_CLOSE_TOO_MANY_LOGINS : 4403;
+          ctx.extra.log.refused(code, closeCode);
+          if (closeCode === 1013) ctx.extra.socket.close(1013, "Service unavailable, try again later");
+          if (closeCode === WS_CLOSE_TOO_MANY_LOGINS) ctx.extra.socket.close(WS_CLOSE_TOO_MANY_LOGINS, "Too many failed login attempts");
           return false; // closes with 4403 Forbidden
         }
       },
       async onSubscribe(ctx, id, payload): Promise<ExecutionArgs | readonly GraphQLError[]> {
         const session = ctx.extra.session!;
+        const refused = (errors: readonly GraphQLError[], seen: OperationSeen = {}) => {
+          ctx.extra.log.operationRefused(id, seen, errors);
+          return errors;
+        };
         const gone = await recheckBeforeOperation(sessions, session);
-        if (gone) return gone;
+        if (gone) return refused(gone);
         // one walk of the document for both: the budgets it is charged in, and the domains it names
         let named: Named | undefined;
         const charge = (document: DocumentNode) => {
@@ -199,25 +206,35 @@ export function createWsEndpoint({
           return chargeRateLimit(admission, session, named);
         };
         const admitted = await pipeline.admit({ ...payload, charge });
-        if (isRefusal(admitted)) return admitted.errors;
+        if (isRefusal(admitted)) return refused(admitted.errors);
         const { document, operation } = admitted;
+        const seen = { type: operation.operation, name: operation.name?.value };
         // only a subscription holds a slot, in the domains it names
         if (operation.operation === "subscription") {
           const domains = namedDomains(named).filter((d): d is string => typeof d === "string");
           const tooMany = sessions.reserve(session, id, payload, domains);
-          if (tooMany) return [tooMany];
+          if (tooMany) return refused([tooMany], seen);
         }
+        ctx.extra.log.operationStarted(id, seen);
         const contextValue = context(session.principal);
         return { schema, document, variableValues: payload.variables ?? undefined, operationName: payload.operationName, contextValue };
       },
       execute: executor.execute,
       subscribe: events.subscribe,
       // a subscription event's result is sent as its shared execution made it
-      onNext: (_ctx, _id, _payload, args, result) => (events.isWire(result) ? result : wireResult(args, result)),
-      onError: (_ctx, _id, _payload, errors) =>
-        errors.map((e) => (REFUSAL_CODES.has(String(e.extensions?.code)) ? e.toJSON() : formatError(e.toJSON(), e))),
+      onNext: (ctx, id, _payload, args, result) => {
+        const sent = events.isWire(result) ? result : wireResult(args, result);
+        ctx.extra.log.answered(id, sent.errors);
+        return sent;
+      },
+      onError: (ctx, id, _payload, errors) => {
+        const sent = errors.map((e) => (REFUSAL_CODES.has(String(e.extensions?.code)) ? e.toJSON() : formatError(e.toJSON(), e)));
+        ctx.extra.log.answered(id, sent);
+        return sent;
+      },
       // a subscription that ends (completed by the client, finished, failed) frees its slot
       onComplete: (ctx, id, payload) => {
+        ctx.extra.log.operationCompleted(id);
         if (ctx.extra.session) sessions.release(ctx.extra.session, id, payload);
       },
       onClose: (ctx) => {
@@ -225,6 +242,7 @@ export function createWsEndpoint({
       },
     },
     wsServer,
+    trustedDocuments?.operationNames,
   );
   return {
     async dispose() {

@@ -7,16 +7,17 @@ import { httpRequestDuration, httpRequests } from "./metrics.ts";
 
 /**
  * CONTRACT §7.2 for every HTTP request: an `X-Request-Id` on the response, one JSON log line
- * (request id, method, route pattern, status, duration, username when authenticated), and the
- * request counted and timed under its route pattern.
+ * (request id, method, route pattern, status, duration, username when authenticated, and what a
+ * later stage annotated: a GraphQL request's operation and error codes), and the request counted
+ * and timed under its route pattern.
  */
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** the route label of a path no route of the server knows: one value, whatever the path */
 const UNKNOWN_ROUTE = "unknown";
 
-/** The client's request id when it is well-formed, else a new one. */
-function requestIdOf(header: string | string[] | undefined): string {
+/** The client's request id when it is well-formed, else a new one (a WebSocket's upgrade request's too). */
+export function requestIdOf(header: string | string[] | undefined): string {
   return typeof header === "string" && REQUEST_ID.test(header) ? header : randomUUID();
 }
 
@@ -79,6 +80,18 @@ function recordMatchedRoutes(req: IncomingMessage): void {
   });
 }
 
+const ANNOTATIONS = Symbol("request log annotations");
+type Annotated = { [ANNOTATIONS]?: Record<string, unknown> };
+
+/**
+ * Adds fields to the request's log line, written when it ends: what a later stage learned (the
+ * GraphQL operation and the error codes it answered), bounded by whoever adds them.
+ */
+export function annotateRequestLog(res: ServerResponse, fields: Record<string, unknown>): void {
+  const annotated = res as Annotated;
+  annotated[ANNOTATIONS] = { ...annotated[ANNOTATIONS], ...fields };
+}
+
 function username(res: ServerResponse): string | undefined {
   return (res as Partial<Response>).locals?.principal?.username;
 }
@@ -107,6 +120,7 @@ function logCompletion(req: IncomingMessage, res: ServerResponse, requestId: str
     res: { statusCode: res.statusCode },
     route: routePattern(req),
     ...(user ? { username: user } : {}),
+    ...(res as Annotated)[ANNOTATIONS],
     ...(res.writableFinished ? {} : { aborted: true }),
     durationMs: Math.round(seconds * 1000),
   };

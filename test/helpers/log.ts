@@ -25,11 +25,23 @@ export function captureLogLines(echo = false): void {
   }) as typeof process.stderr.write;
 }
 
-/** Runs `fn` and returns the log lines written meanwhile. */
-export async function captureLog(fn: () => Promise<void> | void): Promise<string[]> {
+/**
+ * Runs `fn` and returns the log lines written meanwhile; with `until`, also those written after it
+ * until `until` holds for them (a line the server writes once a socket's close reaches it), failing
+ * after `timeoutMs`.
+ */
+export async function captureLog(fn: () => Promise<void> | void, until?: (lines: string[]) => boolean, timeoutMs = 5000): Promise<string[]> {
   const from = written;
+  const since = () => {
+    const count = written - from;
+    if (count > lines.length) throw new Error(`${count} log lines were written, more than the ${KEPT} kept`);
+    return count ? lines.slice(-count) : [];
+  };
   await fn();
-  const count = written - from;
-  if (count > lines.length) throw new Error(`${count} log lines were written, more than the ${KEPT} kept`);
-  return count ? lines.slice(-count) : [];
+  const deadline = Date.now() + timeoutMs;
+  while (until && !until(since())) {
+    if (Date.now() > deadline) throw new Error(`the log lines awaited were not written within ${timeoutMs} ms:\n${since().join("\n")}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return since();
 }

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { usingPostgres } from "../helpers/db.ts";
-import { startServer, type ServerProcess } from "../helpers/process.ts";
+import { freePort, startServer, type ServerProcess } from "../helpers/process.ts";
 import { tempPrefix } from "../../src/util/temp-entries.ts";
 
 /**
@@ -23,6 +23,23 @@ async function graphql(url: string, query: string) {
     body: JSON.stringify({ query }),
   });
   return { status: res.status, body: (await res.json()) as { data?: Record<string, unknown>; errors?: unknown[] } };
+}
+
+/**
+ * A start that must fail (scripts/start.sh, as production runs it): its exit code and its lines,
+ * each of which must be JSON (CONTRACT §7.2: the failure is a log line like any other).
+ */
+async function failedStart(env: Record<string, string>, timeoutMs = 30_000) {
+  const failure = await startServer(env, timeoutMs).then(
+    async (server) => {
+      await server.stop("SIGKILL");
+      throw new Error("the server started");
+    },
+    (error: Error) => error,
+  );
+  const [head, ...output] = failure.message.split("\n");
+  const lines = output.filter(Boolean).map((line) => JSON.parse(line) as { level: string; message: string; error: { message: string } });
+  return { code: Number(/exited with (\d+)/.exec(head!)?.[1]), lines: lines.filter((line) => line.level === "fatal"), output: output.join("\n") };
 }
 
 describe.skipIf(usingPostgres())("server process on the embedded database", () => {
@@ -85,5 +102,30 @@ describe.skipIf(usingPostgres())("server process on the embedded database", () =
 
   it("refuses to start with a malformed setting, saying which", async () => {
     await expect(startServer({ DATA_DIR: dataDir, PORT: "not-a-port" }, 30_000)).rejects.toThrow(/PORT must be an integer/);
+  });
+
+  it("§7.2: a malformed setting is one JSON line, level fatal, naming the setting; exit 1", async () => {
+    const { code, lines } = await failedStart({ DATA_DIR: dataDir, PORT: "not-a-port" });
+    expect(code).toBe(1);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: "fatal",
+        message: "failed to start",
+        setting: "PORT",
+        error: expect.objectContaining({ message: expect.stringMatching(/^PORT must be an integer/) }),
+      }),
+    ]);
+  });
+
+  it("§7.2: an unreachable DATABASE_URL is one JSON line naming the database as the dependency, and never its password; exit 1", async () => {
+    const port = await freePort();
+    const { code, lines, output } = await failedStart(
+      { DATA_DIR: dataDir, DATABASE_URL: `postgresql://gateway:db-Secret-4471@127.0.0.1:${port}/gateway` },
+      60_000,
+    );
+    expect(code).toBe(1);
+    expect(lines).toEqual([expect.objectContaining({ level: "fatal", message: "failed to start", dependency: "database" })]);
+    expect(lines[0]!.error.message).toMatch(/Can't reach database server/);
+    expect(output).not.toContain("db-Secret-4471");
   });
 });

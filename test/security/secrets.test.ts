@@ -2,7 +2,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { createClient } from "graphql-ws";
 import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { digestHa1, hashPassword, safeEqual, verifyPassword, verifyUserPassword } from "../../src/auth/secrets.ts";
 import type { Database } from "../../src/db/client.ts";
 import { log, redactText } from "../../src/log.ts";
@@ -12,7 +14,8 @@ import { pgClusterUnavailable, startPgCluster, startServer, type PgCluster, type
 
 /**
  * Issue #7 part 7, secrets: no password, API key or token in logs or error bodies (a real server
- * process, every auth scheme, successes and failures, OAuth issuance); comparisons of secrets are
+ * process, every auth scheme, successes and failures, OAuth issuance, HTTP and WebSocket, and the
+ * variables of persisted and WebSocket operations, whose lines say more); comparisons of secrets are
  * timing-safe; a revoked key or token stops working at once, on every process.
  * Digest nonce expiry (stale=true after DIGEST_NONCE_TTL_SECONDS) is tested in
  * test/auth/digest.test.ts ("Digest nonce expiry"); in-process revocation in test/auth/schemes.test.ts,
@@ -48,6 +51,31 @@ const gql = (url: string, authorization: string, query: string, variables?: Reco
     headers: { "Content-Type": "application/json", Authorization: authorization },
     body: JSON.stringify({ query, variables }),
   });
+
+/** One operation over WebSocket: its result, or the code the socket closed with instead. */
+async function wsRun(url: string, authorization: string, query: string, variables?: Record<string, unknown>): Promise<unknown> {
+  const client = createClient({
+    url: `${url.replace("http", "ws")}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: { Authorization: authorization },
+    retryAttempts: 0,
+  });
+  try {
+    return await new Promise((resolve) => {
+      let result: unknown;
+      client.subscribe(
+        { query, variables },
+        {
+          next: (value) => void (result = value),
+          error: (error) => resolve({ closed: (error as { code?: number }).code ?? error }),
+          complete: () => resolve(result),
+        },
+      );
+    });
+  } finally {
+    await client.dispose();
+  }
+}
 
 /** RFC 7616 client side (SHA-256, qop=auth), written here independently of the server. */
 function digestHeader(user: string, password: string, method: string, uri: string, challenge: string): string {
@@ -196,6 +224,32 @@ describe("no secret in logs or error bodies (server process, every scheme)", () 
     const forbidden = await gql(url, `ApiKey worker:${apiKey}`, 'mutation { createApiKey(username: "admin") { key } }');
     expect(forbidden.json.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
     failures.push(forbidden);
+    // A persisted query (APQ), whose name is logged: its variables are not
+    const apqPassword = secret("ApqUserPw");
+    secrets.apqPassword = apqPassword;
+    const createUser = "mutation CreateUserPersisted($input: CreateUserInput!) { createUser(input: $input) { id } }";
+    const persisted = await call(url, "/graphql", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: ADMIN },
+      body: JSON.stringify({
+        query: createUser,
+        variables: { input: { username: "persisted", password: apqPassword, domain: "demo", permissions: ["ACCESS_API"] } },
+        extensions: { persistedQuery: { version: 1, sha256Hash: createHash("sha256").update(createUser).digest("hex") } },
+      }),
+    });
+    expect(persisted.json.errors, persisted.text).toBeUndefined();
+    // WebSocket: right and wrong credentials of each scheme, and an operation whose variables carry a password
+    const wsPassword = secret("WsUserPw");
+    secrets.wsPassword = wsPassword;
+    expect(
+      await wsRun(url, ADMIN, createUser, { input: { username: "oversocket", password: wsPassword, domain: "demo", permissions: ["ACCESS_API"] } }),
+    ).toMatchObject({ data: { createUser: { id: expect.any(String) } } });
+    for (const authorization of [`ApiKey worker:${apiKey}`, basic("worker", workerPassword), `Bearer ${rotated.json.access_token}`]) {
+      expect(await wsRun(url, authorization, "{ me { username } }")).toEqual({ data: { me: { username: "worker" } } });
+    }
+    for (const authorization of [`ApiKey worker:${wrong.apiKey}`, basic("worker", wrong.password), `Bearer ${wrong.token}`]) {
+      expect(await wsRun(url, authorization, "{ me { username } }")).toEqual({ closed: 4403 });
+    }
     // (A refused case write echoes the caller's own field names and values, as the contract's
     // messages require: that is the caller's input, not a stored secret, so it is not checked here.)
 
@@ -205,6 +259,10 @@ describe("no secret in logs or error bodies (server process, every scheme)", () 
     expect(code).toBe(0);
     const capturedOutput = process_.output();
     expect(capturedOutput).toMatch(/listening on/);
+    // the lines that say more were written: a persisted query's name, the sockets' lines
+    expect(capturedOutput).toContain('"operationName":"CreateUserPersisted"');
+    expect(capturedOutput.match(/"message":"websocket connected"/g)).toHaveLength(4);
+    expect(capturedOutput.match(/"message":"websocket connection refused"/g)).toHaveLength(3);
     for (const [name, value] of Object.entries(secrets)) {
       expect(value.length).toBeGreaterThan(8);
       expect(capturedOutput.includes(value), `${name} appears in the server's output`).toBe(false);
