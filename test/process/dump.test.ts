@@ -17,7 +17,8 @@ import { withDatabase } from "../setup/global.ts";
  * server stopped; `npm run db:dump -- FILE`; `psql -v ON_ERROR_STOP=1 -d URL -f FILE` into a new,
  * empty PostgreSQL database; a server on it with DATABASE_URL and the same DATA_DIR answers every
  * read as the embedded one did, serves the media byte for byte, takes the same credentials, and
- * takes new writes.
+ * takes new writes. Then the backup of a PostgreSQL deployment, `pg_dump -Fc` and `pg_restore`,
+ * media included.
  */
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -265,7 +266,7 @@ async function emptyDatabase(): Promise<string> {
 
 // It needs a PostgreSQL server to restore into: it runs in the PostgreSQL half (npm run test:postgres).
 describe.skipIf(!usingPostgres())("§7.5 from the embedded database to PostgreSQL", () => {
-  it("§7.5: after db:dump and psql into an empty PostgreSQL 15, a server with DATABASE_URL and the same DATA_DIR serves everything the embedded one did", {
+  it("§7.5: after db:dump and psql into an empty PostgreSQL 15, a server with DATABASE_URL and the same DATA_DIR serves everything the embedded one did; pg_dump -Fc and pg_restore then keep it all", {
     timeout: 300_000,
   }, async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), "gateway-dump-"));
@@ -345,5 +346,17 @@ describe.skipIf(!usingPostgres())("§7.5 from the embedded database to PostgreSQ
     expect(Buffer.from(await media.arrayBuffer())).toEqual(Buffer.concat([PNG, Buffer.from("v2")]));
     const { cases } = await graphql(moved.url, ADMIN, '{ cases(domain: "demo", first: 100) { totalCount } }');
     expect(cases.totalCount).toBe((before.graphql as { cases: { totalCount: number } }).cases.totalCount + 1);
+
+    // the backup on PostgreSQL, as docs/operations.md has it: pg_dump -Fc, pg_restore into an empty database
+    const latest = await readEverything(moved.url, written);
+    expect(await moved.stop()).toBe(0);
+    const backup = `${file}.dump`;
+    cleanups.push(() => rm(backup, { force: true }));
+    await run("pg_dump", ["-Fc", "-d", databaseUrl, "-f", backup]);
+    const restoredUrl = await emptyDatabase();
+    await run("pg_restore", ["--no-owner", "-d", restoredUrl, backup]);
+    const restored = await startServer({ ...env, DATA_DIR: dataDir, DATABASE_URL: restoredUrl }, 120_000);
+    servers.push(restored);
+    expect(await readEverything(restored.url, written)).toEqual(latest);
   });
 });
