@@ -3,11 +3,18 @@
  * `psql -v ON_ERROR_STOP=1` restores into an empty PostgreSQL 15 database, the way from the
  * embedded default to a PostgreSQL server (CONTRACT §7.5).
  *
- * The schema and rows come from PGlite's own pg_dump (`@electric-sql/pglite-tools`, PostgreSQL 18's
+ * The schema comes from PGlite's own pg_dump (`@electric-sql/pglite-tools`, PostgreSQL 18's
  * pg_dump built to WebAssembly, speaking to the engine in this process), rewritten by
- * `forPostgres15` where PostgreSQL 15 refuses what 18 writes. Everything in the database is in it:
+ * `forPostgres15` where PostgreSQL 15 refuses what 18 writes: its definitions before the rows
+ * (`--section=pre-data`) and the indexes, constraints and triggers after them (`post-data`). The
+ * rows are not pg_dump's: pglite-tools forces `--inserts`, where a text value with a line break
+ * spans lines, and then drops every line that starts with `\restrict` or `\unrestrict`, inside
+ * such a value too; a value whose last line starts so loses its closing quote, and the next
+ * value, written by any user, would run as SQL in the restoring session. So each table's rows are
+ * copied out with COPY, whose text format escapes line breaks, and written as `COPY … FROM stdin`,
+ * then each sequence's position as pg_dump writes it. Everything in the database is in the dump:
  * `_prisma_migrations` (so the restored database is current for MIGRATE_ON_START and
- * `db:migrate`), the `pgboss` schema with its queued jobs, and each sequence's position.
+ * `db:migrate`), the `pgboss` schema with its queued jobs, and every sequence.
  *
  * The embedded database keeps uploaded archives and media files as files under DATA_DIR/blobs (the
  * FileBlobStore); on PostgreSQL the server reads them from the `blobs` and `blob_chunks` tables
@@ -17,6 +24,7 @@
 import { createReadStream, createWriteStream, existsSync, type WriteStream } from "node:fs";
 import { readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
+import type { PGlite } from "@electric-sql/pglite";
 import { pgDump } from "@electric-sql/pglite-tools/pg_dump";
 import { openDatabase } from "./client.ts";
 
@@ -24,7 +32,6 @@ import { openDatabase } from "./client.ts";
  * pg_dump's options: no `ALTER … OWNER TO` and no `GRANT`/`REVOKE`, so the objects belong to
  * whichever role restores them (PGlite's only role is `postgres`, which the target need not have);
  * no statistics (PostgreSQL 18's pg_dump can write `pg_restore_relation_stats` calls, which 15 lacks).
- * pglite-tools adds `--inserts` (rows as INSERT statements) itself.
  */
 const PG_DUMP_ARGS = ["--no-owner", "--no-privileges", "--no-statistics"];
 
@@ -102,8 +109,8 @@ function copyText(value: string): string {
   return value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c] ?? c);
 }
 
-function write(out: WriteStream, text: string): Promise<void> {
-  return new Promise((resolve, reject) => (out.write(text) ? resolve() : out.once("drain", resolve).once("error", reject)));
+function write(out: WriteStream, data: string | Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => (out.write(data) ? resolve() : out.once("drain", resolve).once("error", reject)));
 }
 
 /** The blob files as COPY rows of `blobs` and `blob_chunks` (bytea in hex), one chunk in memory at a time. */
@@ -145,6 +152,61 @@ export function cannotDump(dataDir: string): string | undefined {
   return undefined;
 }
 
+/** The schemas pg_dump dumps: all but PostgreSQL's own. */
+const USER_SCHEMAS = "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'";
+
+/**
+ * Every table holding rows (partitions one by one, as pg_dump does: a partitioned table holds
+ * none itself), each as `COPY … FROM stdin` with its rows in COPY's text format.
+ */
+async function writeRows(out: WriteStream, pg: PGlite): Promise<void> {
+  const tables = await pg.query<{ name: string; columns: string }>(
+    `SELECT format('%I.%I', n.nspname, c.relname) AS name,
+            (SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) FROM pg_attribute a
+              WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '') AS columns
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind = 'r' AND c.relpersistence = 'p' AND ${USER_SCHEMAS}
+      ORDER BY n.nspname, c.relname`,
+  );
+  for (const { name, columns } of tables.rows) {
+    const copied = await pg.query(`COPY ${name} (${columns}) TO '/dev/blob'`);
+    await write(out, `\n--\n-- Rows of ${name}\n--\n\nCOPY ${name} (${columns}) FROM stdin;\n`);
+    // bytes as they come: a chunk may end inside a character
+    if (copied.blob) for await (const chunk of copied.blob.stream()) await write(out, chunk);
+    await write(out, "\\.\n");
+  }
+}
+
+/** Each sequence's position, as pg_dump's "SEQUENCE SET" entries write it. */
+async function writeSequences(out: WriteStream, pg: PGlite): Promise<void> {
+  const sequences = await pg.query<{ name: string }>(
+    `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind = 'S' AND ${USER_SCHEMAS} ORDER BY n.nspname, c.relname`,
+  );
+  await write(out, "\n--\n-- Sequences\n--\n\n");
+  for (const { name } of sequences.rows) {
+    const { rows } = await pg.query<{ last_value: string; is_called: boolean }>(`SELECT last_value::text, is_called FROM ${name}`);
+    const { last_value: value, is_called: called } = rows[0] ?? { last_value: "1", is_called: false };
+    const literal = (await pg.query<{ literal: string }>("SELECT quote_literal($1::text) AS literal", [name])).rows[0]?.literal;
+    await write(out, `SELECT pg_catalog.setval(${literal}, ${value}, ${called});\n`);
+  }
+}
+
+/** One section of pg_dump's output (`pre-data`: the definitions; `post-data`: indexes, constraints, triggers), for PostgreSQL 15. */
+async function schemaSection(pg: PGlite, section: "pre-data" | "post-data"): Promise<string> {
+  const dump = await pgDump({ pg, args: [...PG_DUMP_ARGS, `--section=${section}`] });
+  return forPostgres15(await dump.text());
+}
+
+/** The embedded database as SQL, in pg_dump's order: definitions, rows and sequences, the rest of the schema; then the blob files. */
+async function writeDump(out: WriteStream, pg: PGlite, blobs: BlobFile[]): Promise<void> {
+  await write(out, await schemaSection(pg, "pre-data"));
+  await writeRows(out, pg);
+  await writeSequences(out, pg);
+  await writeBlobs(out, blobs);
+  await write(out, await schemaSection(pg, "post-data"));
+}
+
 /**
  * Writes the embedded database in `dataDir` and its blob files to `target` as plain SQL. The SQL is
  * written to a temporary file beside `target` and renamed onto it once complete, so that a failed
@@ -153,27 +215,22 @@ export function cannotDump(dataDir: string): string | undefined {
 export async function dumpEmbedded(options: { dataDir: string; embeddedCacheMb: number }, target: string): Promise<{ blobs: number }> {
   const refusal = cannotDump(options.dataDir);
   if (refusal) throw new Error(refusal);
+  const blobs = await blobFiles(path.join(options.dataDir, "blobs"));
   // no DATABASE_URL: openDatabase opens the embedded database, as the server would
   const db = await openDatabase({ dataDir: options.dataDir, embeddedCacheMb: options.embeddedCacheMb });
-  let sql: string;
-  try {
-    if (!db.pglite) throw new Error("not an embedded database");
-    sql = forPostgres15(await (await pgDump({ pg: db.pglite, args: PG_DUMP_ARGS })).text());
-  } finally {
-    await db.close();
-  }
-  const files = await blobFiles(path.join(options.dataDir, "blobs"));
   const partial = `${target}.partial`;
   const out = createWriteStream(partial);
   try {
-    await write(out, sql);
-    await writeBlobs(out, files);
+    if (!db.pglite) throw new Error("not an embedded database");
+    await writeDump(out, db.pglite, blobs);
     await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
     await rename(partial, target);
   } catch (error) {
     out.destroy();
     await rm(partial, { force: true });
     throw error;
+  } finally {
+    await db.close();
   }
-  return { blobs: files.length };
+  return { blobs: blobs.length };
 }

@@ -169,7 +169,13 @@ async function writeEverything(url: string): Promise<Written> {
     url,
     "/a/demo/api/case/v2/",
     apiKey,
-    json("POST", { case_type: "visit", case_name: "Closed visit", owner_id: "worker" }),
+    json("POST", {
+      case_type: "visit",
+      case_name: "Closed visit",
+      owner_id: "worker",
+      // text over lines, one of them a psql meta-command, another SQL: all of it stays text
+      properties: { note: "seen\n\\restrict k\n'); SELECT 'injected'; --" },
+    }),
   );
   expect((await request(url, `/a/demo/api/case/v2/${closed.body.case.case_id}`, apiKey, json("PUT", { close: true }))).status).toBe(200);
 
