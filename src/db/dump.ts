@@ -165,12 +165,13 @@ async function writeRows(out: WriteStream, pg: PGlite): Promise<void> {
             (SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) FROM pg_attribute a
               WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '') AS columns
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE c.relkind = 'r' AND c.relpersistence = 'p' AND ${USER_SCHEMAS}
+      WHERE c.relkind = 'r' AND c.relpersistence <> 't' AND ${USER_SCHEMAS}
       ORDER BY n.nspname, c.relname`,
   );
+  await write(out, "\n--\n-- Rows\n--\n");
   for (const { name, columns } of tables.rows) {
     const copied = await pg.query(`COPY ${name} (${columns}) TO '/dev/blob'`);
-    await write(out, `\n--\n-- Rows of ${name}\n--\n\nCOPY ${name} (${columns}) FROM stdin;\n`);
+    await write(out, `\nCOPY ${name} (${columns}) FROM stdin;\n`);
     // bytes as they come: a chunk may end inside a character
     if (copied.blob) for await (const chunk of copied.blob.stream()) await write(out, chunk);
     await write(out, "\\.\n");
