@@ -33,18 +33,6 @@ fi
 bash "$here/build-base.sh"
 echo "base ready after $(elapsed)"
 
-# the two mounts give RUN steps this machine's route to the npm registry; nothing of them stays
-# in the image. --format docker: the OCI image format has no HEALTHCHECK.
-mounts=()
-[ -d /etc/ssl/certs ] && mounts+=(-v /etc/ssl/certs:/etc/ssl/certs:ro)
-[ -f /etc/npmrc ] && mounts+=(-v /etc/npmrc:/usr/local/etc/npmrc:ro)
-if buildah bud --quiet --isolation chroot --pull=never --format docker "${mounts[@]}" -t "$IMAGE" "$root" >/dev/null; then
-  pass "the image builds from the Dockerfile ($(elapsed))"
-else
-  fail "the image does not build"
-  exit 1
-fi
-
 work=$(mktemp -d)
 containers=()
 server=
@@ -53,35 +41,52 @@ cleanup() {
   for c in "${containers[@]}"; do buildah rm "$c" >/dev/null 2>&1 || true; done
   rm -rf "$work"
 }
+[ -n "${KEEP_WORK:-}" ] && cleanup() { echo "kept $work"; }
 trap cleanup EXIT
 
-config() { buildah inspect --type image --format "{{json .Docker.Config.$1}}" "$IMAGE"; }
+# The two mounts give RUN steps this machine's route to the npm registry; nothing of them stays
+# in the image. --format docker: the OCI image format has no HEALTHCHECK. --layers: a step whose
+# inputs are unchanged (the dependencies, while package-lock.json is) is reused from the last build.
+mounts=()
+[ -d /etc/ssl/certs ] && mounts+=(-v /etc/ssl/certs:/etc/ssl/certs:ro)
+[ -f /etc/npmrc ] && mounts+=(-v /etc/npmrc:/usr/local/etc/npmrc:ro)
+if buildah bud --isolation chroot --pull=never --layers --format docker "${mounts[@]}" -t "$IMAGE" "$root" >"$work/build.log" 2>&1; then
+  pass "the image builds from the Dockerfile ($(elapsed))"
+else
+  fail "the image does not build:"
+  tail -40 "$work/build.log"
+  exit 1
+fi
+
 # the image's CMD and HEALTHCHECK, spelled out for `buildah run`, which does not run them itself
-mapfile -t cmd < <(config Cmd | node -e 'for (const a of JSON.parse(require("fs").readFileSync(0))) console.log(a)')
-mapfile -t healthcheck < <(config Healthcheck | node -e 'for (const a of JSON.parse(require("fs").readFileSync(0)).Test.slice(1)) console.log(a)')
+config() {
+  buildah inspect --type image "$IMAGE" | node -e "const { config } = JSON.parse(require('fs').readFileSync(0)).Docker; for (const a of $1) console.log(a)"
+}
+mapfile -t cmd < <(config config.Cmd)
+mapfile -t healthcheck < <(config 'config.Healthcheck.Test.slice(1)')
 echo "CMD: ${cmd[*]}"
 port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 GATEWAY=http://127.0.0.1:$port
 
+# a new working container of the image, in $container
 new_container() {
-  local c
-  c=$(buildah from --pull=never "$IMAGE")
-  containers+=("$c")
-  echo "$c"
+  container=$(buildah from --pull=never "$IMAGE")
+  containers+=("$container")
 }
-# A container shares the host's network under buildah: listen on loopback only.
+# A container shares the host's network under buildah: listen on loopback only. `/data/` with
+# its slash: buildah run mounts the image's VOLUME /data over a bind mount on `/data` exactly.
 in_container() {
   local c=$1 data=$2
   shift 2
-  buildah run --isolation chroot --user node -v "$data:/data" --env HOST=127.0.0.1 --env "PORT=$port" \
+  buildah run --isolation chroot --user node -v "$data:/data/" --env HOST=127.0.0.1 --env "PORT=$port" \
     --env BOOTSTRAP_ADMIN=admin:change-me "$c" -- "$@"
 }
 
 mkdir "$work/data" "$work/data-migrate"
 # /data in the image is owned by node (uid 1000); so must a directory mounted over it be
 chown 1000:1000 "$work/data" "$work/data-migrate"
-c=$(new_container)
-in_container "$c" "$work/data" "${cmd[@]}" >"$work/server.log" 2>&1 &
+new_container
+in_container "$container" "$work/data" "${cmd[@]}" >"$work/server.log" 2>&1 &
 runner=$!
 
 # the server: the node process under buildah run's
@@ -93,7 +98,7 @@ for _ in $(seq 1 120); do
       [ "$p" = "$runner" ] && echo "$pid" && break
       p=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null || echo 1)
     done
-  done | head -1)
+  done | head -1 || true)
   [ -n "$server" ] && curl -fsS "$GATEWAY/livez" >/dev/null 2>&1 && break
   sleep 0.5
 done
@@ -105,7 +110,8 @@ else
   exit 1
 fi
 
-hc=$(new_container)
+new_container
+hc=$container
 if in_container "$hc" "$work/data-migrate" "${healthcheck[@]}" >/dev/null 2>&1; then
   pass "the image's HEALTHCHECK command succeeds"
 else
@@ -134,21 +140,24 @@ else
 fi
 
 complete=
-app=$(call -u worker:worker-pw -F app_file=@"$root/examples/app.json" -F app_name=Clinic \
-  "$GATEWAY/a/demo/apps/api/import_app/" | node -pe 'JSON.parse(fs.readFileSync(0)).app_id' || true)
-processing=$(call -u worker:worker-pw -F bulk_upload_file=@"$root/examples/media.zip" \
-  "$GATEWAY/a/demo/apps/api/$app/multimedia/" | node -pe 'JSON.parse(fs.readFileSync(0)).processing_id' || true)
+call -u worker:worker-pw -F app_file=@"$root/examples/app.json" -F app_name=Clinic \
+  "$GATEWAY/a/demo/apps/api/import_app/" >"$work/app.json" 2>&1 || true
+app=$(node -pe 'JSON.parse(fs.readFileSync(0)).app_id' <"$work/app.json" 2>/dev/null || true)
+call -u worker:worker-pw -F bulk_upload_file=@"$root/examples/media.zip" \
+  "$GATEWAY/a/demo/apps/api/$app/multimedia/" >"$work/upload.json" 2>&1 || true
+processing=$(node -pe 'JSON.parse(fs.readFileSync(0)).processing_id' <"$work/upload.json" 2>/dev/null || true)
 for _ in $(seq 1 60); do
-  if call -u worker:worker-pw "$GATEWAY/a/demo/apps/api/$app/multimedia/status/$processing/" | grep -q '"complete":true'; then
+  call -u worker:worker-pw "$GATEWAY/a/demo/apps/api/$app/multimedia/status/$processing/" >"$work/status.json" 2>&1 || true
+  if grep -q '"complete":true' "$work/status.json"; then
     complete=yes
     break
   fi
   sleep 0.5
 done
-if [ -n "$complete" ] && find "$work/data/blobs" -type f | grep -q .; then
+if [ -n "$complete" ] && [ -n "$(find "$work/data/blobs" -type f 2>/dev/null)" ]; then
   pass "a ZIP multimedia upload completes, its archive and media stored under /data/blobs"
 else
-  fail "the ZIP upload (app '$app', processing '$processing') did not complete"
+  fail "the ZIP upload did not complete: import $(cat "$work/app.json"); upload $(cat "$work/upload.json"); status $(cat "$work/status.json")"
 fi
 
 # §7.1: SIGTERM to the server; gone within the grace (default 10 s) + 5 s, with status 0
@@ -166,8 +175,8 @@ else
   tail -5 "$work/server.log"
 fi
 
-m=$(new_container)
-if in_container "$m" "$work/data-migrate" npm run db:migrate >"$work/migrate.log" 2>&1 && grep -q '^applied: ' "$work/migrate.log" &&
+new_container
+if in_container "$container" "$work/data-migrate" npm run db:migrate >"$work/migrate.log" 2>&1 && grep -q '^applied: ' "$work/migrate.log" &&
   [ -f "$work/data-migrate/pgdata/PG_VERSION" ]; then
   pass "npm run db:migrate in the image migrates a new data directory"
 else
@@ -175,6 +184,6 @@ else
   cat "$work/migrate.log"
 fi
 
-echo "image: $(buildah inspect --type image --format '{{.Docker.Size}}' "$IMAGE" 2>/dev/null || echo '?') bytes"
+echo "image: $(buildah images --format '{{.Size}}' "$IMAGE" 2>/dev/null | head -1)"
 echo "container test done in $(elapsed): $failures failure(s)"
 [ "$failures" = 0 ]
