@@ -43,6 +43,8 @@ cleanup() {
 }
 [ -n "${KEEP_WORK:-}" ] && cleanup() { echo "kept $work"; }
 trap cleanup EXIT
+# a timeout's TERM still removes the containers and the server
+trap 'exit 143' TERM INT
 
 # The two mounts give RUN steps this machine's route to the npm registry; nothing of them stays
 # in the image. --format docker: the OCI image format has no HEALTHCHECK. --layers: a step whose

@@ -69,7 +69,7 @@ describe("the compiled build", () => {
   });
 
   it("§7.5: `npm run db:migrate` with RUN_COMPILED=true migrates a new (embedded) database", { timeout: 120_000 }, async () => {
-    const env = { ...process.env, RUN_COMPILED: "true", DATA_DIR: path.join(dataDir, "migrated") };
+    const env: NodeJS.ProcessEnv = { ...process.env, RUN_COMPILED: "true", DATA_DIR: path.join(dataDir, "migrated") };
     delete env.NODE_ENV;
     delete env.DATABASE_URL;
     const { stdout } = await run("npm", ["run", "--silent", "db:migrate"], { cwd: ROOT, env });
