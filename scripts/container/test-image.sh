@@ -91,9 +91,10 @@ new_container
 in_container "$container" "$work/data" "${cmd[@]}" >"$work/server.log" 2>&1 &
 runner=$!
 
-# the server: the node process under buildah run's
+# the server: the node process under buildah run's (a new embedded database: up to 2 minutes on a
+# busy machine)
 server=
-for _ in $(seq 1 120); do
+for _ in $(seq 1 240); do
   server=$(pgrep -f -- "dist/src/main.js" | while read -r pid; do
     p=$pid
     while [ "$p" -gt 1 ]; do
@@ -120,8 +121,9 @@ else
   fail "the image's HEALTHCHECK command fails"
 fi
 
-uid=$(awk '/^Uid:/ {print $2}' "/proc/$server/status")
-if [ "$uid" = 1000 ] && [ "$(in_container "$hc" "$work/data-migrate" id -un)" = node ]; then
+# real, effective, saved and file-system uid
+uid=$(awk '/^Uid:/ {print $2, $3, $4, $5}' "/proc/$server/status")
+if [ "$uid" = "1000 1000 1000 1000" ] && [ "$(in_container "$hc" "$work/data-migrate" id -un)" = node ]; then
   pass "the server runs as user node (uid $uid)"
 else
   fail "the server runs as uid $uid"
