@@ -1,6 +1,10 @@
 #!/bin/sh
 # The server as it runs in production, for `npm start` and for every test, soak and tool that
-# starts a real server process, so that what they measure is what runs.
+# starts a real server process, so that what they measure is what runs; with the argument
+# `migrate`, `npm run db:migrate` (scripts/migrate.ts deploy) under the same node.
+# RUN_COMPILED=true runs the compiled JavaScript under dist/ (`npm run build`) with plain node, as
+# the container image does; otherwise the sources through tsx. Never chosen by whether dist/
+# exists, which may be older than the sources.
 # MALLOC_ARENA_MAX=1 (unless set): glibc otherwise gives threads their own malloc arenas, which
 # keep what they once held (about 70 MB idle, and 130 MB more growth while a 1 GB archive is
 # processed: test/process/large-archive.test.ts). A capped young generation
@@ -8,4 +12,25 @@
 # of the start-up's garbage once the server is up (main.ts). `exec`: the server is this process,
 # so a signal sent to it, to npm or to the group reaches it. NODE names another node binary.
 export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-1}"
-exec "${NODE:-node}" --import tsx --max-semi-space-size=8 --expose-gc src/main.ts
+entry=src/main.ts
+if [ "${1:-}" = migrate ]; then
+  entry=scripts/migrate.ts
+  set -- deploy
+else
+  set --
+fi
+case "${RUN_COMPILED:-false}" in
+  true)
+    compiled="dist/${entry%.ts}.js"
+    if [ ! -f "$compiled" ]; then
+      echo "RUN_COMPILED=true but $compiled does not exist: run npm run build first" >&2
+      exit 1
+    fi
+    exec "${NODE:-node}" --max-semi-space-size=8 --expose-gc "$compiled" "$@"
+    ;;
+  false) exec "${NODE:-node}" --import tsx --max-semi-space-size=8 --expose-gc "$entry" "$@" ;;
+  *)
+    echo "RUN_COMPILED must be true or false, not '$RUN_COMPILED'" >&2
+    exit 1
+    ;;
+esac

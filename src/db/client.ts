@@ -154,7 +154,8 @@ function pgliteStartParams(cacheMb: number): string[] {
 /** A new embedded database is made by pglite-initdb.ts in a child process (see there why). */
 async function initdbApart(pgdata: string, startParams: string[]): Promise<void> {
   if (existsSync(path.join(pgdata, "PG_VERSION"))) return;
-  const script = fileURLToPath(new URL("./pglite-initdb.ts", import.meta.url));
+  // pglite-initdb.js beside the compiled client, pglite-initdb.ts beside the source
+  const script = fileURLToPath(new URL(`./pglite-initdb${path.extname(import.meta.url)}`, import.meta.url));
   const child = fork(script, [pgdata, ...startParams], { execArgv: [], stdio: "inherit" });
   const [code] = (await once(child, "exit")) as [number | null];
   if (code !== 0) throw new Error(`creating the embedded database in ${pgdata} failed (exit code ${code})`);

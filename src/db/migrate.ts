@@ -2,6 +2,7 @@ import { readFile, readdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { bindMigrationAwareSqlAdapterFactory, type SqlDriverAdapter, type SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import { projectRoot } from "../util/project-root.ts";
 
 /**
  * Prisma's `migrate deploy` and `migrate diff`, driven through the WASM schema engine with a driver
@@ -9,9 +10,9 @@ import { bindMigrationAwareSqlAdapterFactory, type SqlDriverAdapter, type SqlMig
  * `_prisma_migrations` table, so the native CLI can take over where it is available.
  */
 
-const projectRoot = path.resolve(import.meta.dirname, "..", "..");
-export const MIGRATIONS_DIR = path.join(projectRoot, "prisma", "migrations");
-const SCHEMA_PATH = path.join(projectRoot, "prisma", "schema.prisma");
+const ROOT = projectRoot(import.meta.dirname);
+export const MIGRATIONS_DIR = path.join(ROOT, "prisma", "migrations");
+const SCHEMA_PATH = path.join(ROOT, "prisma", "schema.prisma");
 
 type EngineModule = typeof import("@prisma/schema-engine-wasm/schema_engine_bg");
 type SchemaEngine = Awaited<ReturnType<EngineModule["SchemaEngine"]["new"]>>;
