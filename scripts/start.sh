@@ -1,7 +1,8 @@
 #!/bin/sh
 # The server as it runs in production, for `npm start` and for every test, soak and tool that
 # starts a real server process, so that what they measure is what runs; with the argument
-# `migrate`, `npm run db:migrate` (scripts/migrate.ts deploy) under the same node.
+# `migrate`, `npm run db:migrate` (scripts/migrate.ts deploy), and with `dump FILE`,
+# `npm run db:dump -- FILE` (scripts/db-dump.ts), under the same node, in the image too.
 # RUN_COMPILED=true runs the compiled JavaScript under dist/ (`npm run build`) with plain node, as
 # the container image does; otherwise the sources through tsx. Never chosen by whether dist/
 # exists, which may be older than the sources.
@@ -13,12 +14,17 @@
 # so a signal sent to it, to npm or to the group reaches it. NODE names another node binary.
 export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-1}"
 entry=src/main.ts
-if [ "${1:-}" = migrate ]; then
-  entry=scripts/migrate.ts
-  set -- deploy
-else
-  set --
-fi
+case "${1:-}" in
+  migrate)
+    entry=scripts/migrate.ts
+    set -- deploy
+    ;;
+  dump)
+    entry=scripts/db-dump.ts
+    shift
+    ;;
+  *) set -- ;;
+esac
 case "${RUN_COMPILED:-false}" in
   true)
     compiled="dist/${entry%.ts}.js"

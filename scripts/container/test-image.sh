@@ -2,8 +2,8 @@
 # The container image, built from the repository's Dockerfile unchanged and run (CONTRACT §7.5,
 # §7.1): it starts on an empty /data, answers /livez and its own HEALTHCHECK, takes a case write
 # and a ZIP multimedia upload that completes, runs as a non-root user, stops within
-# SHUTDOWN_GRACE_SECONDS + 5 s with status 0 on SIGTERM, and its `npm run db:migrate` migrates a
-# new data directory. One PASS or FAIL line per check; exits 1 on any failure.
+# SHUTDOWN_GRACE_SECONDS + 5 s with status 0 on SIGTERM, its `npm run db:dump` writes the stopped
+# server's database as SQL, and its `npm run db:migrate` migrates a new data directory. One PASS or FAIL line per check; exits 1 on any failure.
 # No registry is reachable here: the base image is a local stand-in (build-base.sh), and the image
 # is built and run with buildah (`podman run` fails on these machines; /work/shared/STACK.md).
 # Run as root: `bash scripts/container/test-image.sh` (.ci/run runs it as a step of its own).
@@ -177,6 +177,16 @@ if [ "$status" = 0 ] && [ "$stop_ms" -le 15000 ] && grep -q '"message":"stopping
 else
   fail "SIGTERM: status $status after $stop_ms ms"
   tail -5 "$work/server.log"
+fi
+
+# the way from the embedded database to PostgreSQL starts in the image too (docs/operations.md)
+new_container
+if in_container "$container" "$work/data" npm run db:dump -- /data/dump.sql >"$work/dump.log" 2>&1 &&
+  grep -q '^COPY public.cases ' "$work/data/dump.sql" && grep -q '^COPY public.blob_chunks ' "$work/data/dump.sql"; then
+  pass "npm run db:dump in the image writes the stopped server's database and media as SQL"
+else
+  fail "npm run db:dump in the image:"
+  cat "$work/dump.log"
 fi
 
 new_container
