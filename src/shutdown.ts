@@ -39,7 +39,11 @@ export function stopOnSignals(stop: () => Promise<void>, graceMs: number): void 
         longest(graceMs + AFTER_GRACE_MS),
       );
       stop().then(
-        () => process.exit(0),
+        () => {
+          // the line an operator looks for after "stopping": the stop finished, and how long it took
+          log.info("stopped", { signal, durationMs: Date.now() - (firstAt ?? Date.now()) });
+          process.exit(0);
+        },
         (error: unknown) => {
           log.error("unclean stop", { error });
           process.exit(1);

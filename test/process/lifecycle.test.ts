@@ -55,8 +55,9 @@ describe.skipIf(usingPostgres())("server process on the embedded database", () =
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it("prints one ready line with its URL, answers 401 JSON, and exits 0 on SIGTERM", async () => {
+  it("prints one ready line with its URL, answers 401 JSON, and exits 0 on SIGTERM after a 'stopped' line", async () => {
     server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN: "admin:admin-pass" });
+    const running = server;
     const lines = server
       .output()
       .trim()
@@ -69,6 +70,8 @@ describe.skipIf(usingPostgres())("server process on the embedded database", () =
     const code = await server.stop("SIGTERM");
     server = undefined;
     expect(code).toBe(0);
+    const last = JSON.parse(running.output().trim().split("\n").at(-1) ?? "{}");
+    expect(last).toMatchObject({ level: "info", message: "stopped", signal: "SIGTERM", durationMs: expect.any(Number) });
   });
 
   it("keeps data across a restart, and BOOTSTRAP_ADMIN resets the admin password", async () => {
