@@ -30,7 +30,7 @@ import { MultimediaJobService } from "./multimedia/job.service.ts";
 import { MultimediaWorker } from "./multimedia/worker.ts";
 import { LoginThrottle } from "./rate-limit/login-throttle.service.ts";
 import { RateLimiter } from "./rate-limit/rate-limit.service.ts";
-import { closeRedis, counterConnection } from "./redis/connection.ts";
+import { closeRedis, counterConnection } from "./db/redis.ts";
 
 /**
  * Every domain service of one process, built once over one database. The database itself is not

@@ -3,7 +3,7 @@ import { createPubSub } from "@graphql-yoga/subscription";
 import type { Redis } from "ioredis";
 import { log } from "../log.ts";
 import { eventNotifications } from "../observability/metrics.ts";
-import { closeRedis, redisConnection } from "../redis/connection.ts";
+import { closeRedis, redisConnection } from "../db/redis.ts";
 import { type EventBus, listenOn, SeenBatches, type Topics, unboundedEventTarget } from "./bus.ts";
 
 /**

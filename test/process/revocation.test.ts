@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/client.ts";
 import { freshDatabase, usingPostgres } from "../helpers/db.ts";
 import { startServer, type ServerProcess } from "../helpers/process.ts";
+import { redisUnavailable, startRedis, type RedisServer } from "../helpers/redis.ts";
 
 /**
  * README "stops working on every process", with two real server processes on one PostgreSQL
@@ -35,17 +36,27 @@ async function warm(server: ServerProcess, authorization: string): Promise<void>
   for (let i = 0; i < 3; i++) expect(await listCases(server, authorization)).toBe(200);
 }
 
-describe.skipIf(!usingPostgres())("README: a revoked credential stops working on every process at once (PostgreSQL)", () => {
+/** The revocations travel on the bus: LISTEN/NOTIFY by default, a Redis stream with REDIS_URL (§7.6). */
+const BUSES = [
+  { bus: "PostgreSQL", skip: !usingPostgres(), withRedis: false },
+  { bus: "Redis (REDIS_URL)", skip: !usingPostgres() || redisUnavailable() !== undefined, withRedis: true },
+];
+
+describe.each(BUSES)("README: a revoked credential stops working on every process at once (bus: $bus)", ({ skip, withRedis }) => {
   const servers: ServerProcess[] = [];
   let db: Database | undefined;
+  let redis: RedisServer | undefined;
   afterEach(async () => {
     for (const server of servers.splice(0)) await server.stop("SIGKILL");
     await db?.close();
+    await redis?.remove();
+    redis = undefined;
   });
 
   async function twoProcesses(): Promise<[ServerProcess, ServerProcess]> {
     db = await freshDatabase();
-    const env = { DATABASE_URL: db.url!, BOOTSTRAP_ADMIN: "admin:admin-pass", WORKERS: "0" };
+    if (withRedis) redis = await startRedis();
+    const env = { DATABASE_URL: db.url!, BOOTSTRAP_ADMIN: "admin:admin-pass", WORKERS: "0", ...(redis ? { REDIS_URL: redis.url } : {}) };
     // one after the other: both migrate at start, and the second waits on the first's migration lock
     const first = await startServer(env);
     const second = await startServer(env);
@@ -58,32 +69,36 @@ describe.skipIf(!usingPostgres())("README: a revoked credential stops working on
     return [first, second];
   }
 
-  it("a revoked API key, a deactivated user, a removed membership and a new password are refused by the other process on the very next request", async () => {
-    const [first, second] = await twoProcesses();
+  it.skipIf(skip)(
+    "a revoked API key, a deactivated user, a removed membership and a new password are refused by the other process on the very next request",
+    async () => {
+      const [first, second] = await twoProcesses();
 
-    const { createApiKey } = await graphql<{ createApiKey: { key: string; apiKey: { id: string } } }>(
-      first,
-      `mutation { createApiKey(username: "mobile") { key apiKey { id } } }`,
-    );
-    const apiKey = `ApiKey mobile:${createApiKey.key}`;
-    await warm(second, apiKey);
-    await graphql(first, `mutation { revokeApiKey(id: "${createApiKey.apiKey.id}") { id } }`);
-    expect(await listCases(second, apiKey)).toBe(401);
+      const { createApiKey } = await graphql<{ createApiKey: { key: string; apiKey: { id: string } } }>(
+        first,
+        `mutation { createApiKey(username: "mobile") { key apiKey { id } } }`,
+      );
+      const apiKey = `ApiKey mobile:${createApiKey.key}`;
+      await warm(second, apiKey);
+      await graphql(first, `mutation { revokeApiKey(id: "${createApiKey.apiKey.id}") { id } }`);
+      expect(await listCases(second, apiKey)).toBe(401);
 
-    const password = basic("mobile", "pw-1");
-    await warm(second, password);
-    await graphql(first, `mutation { removeMembership(username: "mobile", domain: "field") }`);
-    expect(await listCases(second, password)).toBe(403);
+      const password = basic("mobile", "pw-1");
+      await warm(second, password);
+      await graphql(first, `mutation { removeMembership(username: "mobile", domain: "field") }`);
+      expect(await listCases(second, password)).toBe(403);
 
-    await graphql(first, `mutation { setPermissions(username: "mobile", domain: "field", permissions: [ACCESS_API, VIEW_DATA]) { permissions } }`);
-    await warm(second, password);
-    await graphql(first, `mutation { setUserActive(username: "mobile", active: false) { isActive } }`);
-    expect(await listCases(second, password)).toBe(401);
+      await graphql(first, `mutation { setPermissions(username: "mobile", domain: "field", permissions: [ACCESS_API, VIEW_DATA]) { permissions } }`);
+      await warm(second, password);
+      await graphql(first, `mutation { setUserActive(username: "mobile", active: false) { isActive } }`);
+      expect(await listCases(second, password)).toBe(401);
 
-    await graphql(first, `mutation { setUserActive(username: "mobile", active: true) { isActive } }`);
-    await warm(second, password);
-    await graphql(first, `mutation { createUser(input: { username: "mobile", password: "pw-2" }) { id } }`);
-    expect(await listCases(second, password)).toBe(401);
-    expect(await listCases(second, basic("mobile", "pw-2"))).toBe(200);
-  }, 120_000);
+      await graphql(first, `mutation { setUserActive(username: "mobile", active: true) { isActive } }`);
+      await warm(second, password);
+      await graphql(first, `mutation { createUser(input: { username: "mobile", password: "pw-2" }) { id } }`);
+      expect(await listCases(second, password)).toBe(401);
+      expect(await listCases(second, basic("mobile", "pw-2"))).toBe(200);
+    },
+    120_000,
+  );
 });
