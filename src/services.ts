@@ -82,7 +82,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const digestKey = await serverSecret(prisma, "digest-nonce-key");
   const digest = new DigestAuth(prisma, config.authRealm, digestKey, config.digestNonceTtlSeconds * 1000);
   const events = await eventBus(db, config);
-  const redis = config.redisUrl ? counterConnection(config.redisUrl) : undefined;
+  const redis = config.redisUrl ? await counterConnection(config.redisUrl) : undefined;
   // failed password logins, throttled before any hashing; shared by every process on PostgreSQL or Redis
   const loginThrottle = LoginThrottle.create(config, db, redis);
   const oauth = new OAuthService(prisma, config, loginThrottle);

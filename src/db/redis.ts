@@ -11,6 +11,8 @@ import { log } from "../log.ts";
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5000;
 const CONNECT_TIMEOUT_MS = 5000;
+/** How long a process starting waits for Redis before it gives up (and does not start). */
+export const START_TIMEOUT_MS = 5000;
 
 /** What the connection is for, as its logs and `CLIENT LIST` name it. */
 type Purpose = "events-publisher" | "events-reader" | "counters";
@@ -52,12 +54,28 @@ const COUNTER_COMMAND_TIMEOUT_MS = 1000;
 /**
  * The connection of the rate-limit and login-throttle counters (and of the readiness check): while
  * Redis is away its commands fail at once rather than queue, so that no request waits on an outage.
+ * Resolves once connected, so that the first requests meet the shared counters; fails, as the bus
+ * does, when Redis does not answer at start.
  */
-export function counterConnection(url: string): Redis {
-  return redisConnection(url, "counters", {
+export async function counterConnection(url: string): Promise<Redis> {
+  const redis = redisConnection(url, "counters", {
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,
     maxRetriesPerRequest: 0,
     commandTimeout: COUNTER_COMMAND_TIMEOUT_MS,
   });
+  if (redis.status === "ready") return redis;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`Redis (REDIS_URL) did not answer within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+      redis.once("ready", () => resolve());
+    });
+    return redis;
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -3,7 +3,7 @@ import { createPubSub } from "@graphql-yoga/subscription";
 import type { Redis } from "ioredis";
 import { log } from "../log.ts";
 import { eventNotifications } from "../observability/metrics.ts";
-import { closeRedis, redisConnection } from "../db/redis.ts";
+import { closeRedis, redisConnection, START_TIMEOUT_MS } from "../db/redis.ts";
 import { type EventBus, listenOn, SeenBatches, type Topics, unboundedEventTarget } from "./bus.ts";
 
 /**
@@ -197,7 +197,7 @@ export async function redisEventBus(url: string): Promise<EventBus> {
   const readerConnection = redisConnection(url, "events-reader", { maxRetriesPerRequest: null });
   let reader: StreamReader;
   try {
-    const started = await startsWithin(streamEnd(readerConnection), DELIVERY_WAIT_MS + 2000);
+    const started = await startsWithin(streamEnd(readerConnection), START_TIMEOUT_MS);
     reader = new StreamReader(readerConnection, local, started);
   } catch (error) {
     readerConnection.disconnect();

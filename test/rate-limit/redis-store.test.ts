@@ -27,11 +27,6 @@ async function refusal(promise: Promise<unknown>): Promise<RateLimitedError> {
   return error as RateLimitedError;
 }
 
-async function ready(redis: Redis): Promise<Redis> {
-  if (redis.status !== "ready") await new Promise((resolve) => redis.once("ready", resolve));
-  return redis;
-}
-
 describe.skipIf(redisUnavailable())("§7.6: rate-limit and login counters in Redis", () => {
   let server: RedisServer | undefined;
   const connections: Redis[] = [];
@@ -43,9 +38,9 @@ describe.skipIf(redisUnavailable())("§7.6: rate-limit and login counters in Red
 
   async function connection(): Promise<Redis> {
     server ??= await startRedis();
-    const redis = counterConnection(server.url);
+    const redis = await counterConnection(server.url);
     connections.push(redis);
-    return ready(redis);
+    return redis;
   }
 
   it("§7.6: two processes share each user's request budget; the refusal is today's (Rate limit exceeded, Retry-After); keys rl:… expire with the window", async () => {
