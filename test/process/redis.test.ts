@@ -1,10 +1,13 @@
 import { createClient, type Client } from "graphql-ws";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import type { Database } from "../../src/db/client.ts";
 import { EVENT_STREAM } from "../../src/events/redis-bus.ts";
 import { freshDatabase, usingPostgres } from "../helpers/db.ts";
-import { startServer, type ServerProcess } from "../helpers/process.ts";
+import { freePort, startServer, type ServerProcess } from "../helpers/process.ts";
 import { redisUnavailable, startRedis, type RedisServer } from "../helpers/redis.ts";
 
 /**
@@ -196,5 +199,18 @@ describe.skipIf(!usingPostgres() || redisUnavailable())("§7.6: REDIS_URL, two p
     await eventually(async () => events.length >= 1);
     expect(events).toEqual([written]);
     for (const server of servers) expect(server.output()).not.toMatch(/"statusCode":500/);
+  }, 180_000);
+});
+
+describe("§7.6: REDIS_URL at a Redis that does not answer", () => {
+  it("§7.6: the server does not start: it exits 1 saying Redis (REDIS_URL) did not answer, as it does for a PostgreSQL that does not", async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), "gateway-noredis-"));
+    try {
+      // a port nobody listens on
+      const started = startServer({ DATA_DIR: dataDir, REDIS_URL: `redis://127.0.0.1:${await freePort()}` }, 120_000);
+      await expect(started).rejects.toThrow(/server exited with 1 before starting[\s\S]*Redis \(REDIS_URL\) did not answer within 5 s/);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   }, 180_000);
 });
