@@ -72,11 +72,8 @@ class StreamReader {
     private readonly local: EventTarget,
     private lastId: string,
   ) {
-    let first = true;
-    redis.on("ready", () => {
-      if (!first) this.reconnected = true;
-      first = false;
-    });
+    // the connection is up already (the stream's end was read on it): each "ready" is a reconnect
+    redis.on("ready", () => (this.reconnected = true));
   }
 
   start() {

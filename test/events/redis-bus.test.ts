@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { CaseChangedEvent } from "../../src/cases/case.events.ts";
 import type { EventBus } from "../../src/events/bus.ts";
 import { EVENT_STREAM, EVENT_STREAM_MAX_BATCHES, redisEventBus } from "../../src/events/redis-bus.ts";
+import { captureLog } from "../helpers/log.ts";
 import { redisUnavailable, startRedis, type RedisServer } from "../helpers/redis.ts";
 
 /**
@@ -86,12 +87,17 @@ describe.skipIf(redisUnavailable())(`§7.6: the Redis bus (${redisUnavailable() 
         .filter((line) => / name=gateway-events-reader /.test(line))
         .map((line) => /^id=(\d+)/.exec(line)![1]!);
     const sent = Array.from({ length: 20 }, (_, i) => `missed-${i}`);
-    for (const caseId of sent) {
-      for (const id of await readers()) await admin.client("KILL", "ID", id);
-      publisher.pubsub.publish("caseChanged", { ...event, caseId });
-      await pause(50);
-    }
-    expect(await receive([subscription], sent.length)).toEqual([sent]);
+    let received: string[][] = [];
+    const lines = await captureLog(async () => {
+      for (const caseId of sent) {
+        for (const id of await readers()) await admin.client("KILL", "ID", id);
+        publisher.pubsub.publish("caseChanged", { ...event, caseId });
+        await pause(50);
+      }
+      received = await receive([subscription], sent.length);
+    });
+    expect(received).toEqual([sent]);
+    expect(lines.some((line) => line.includes('"message":"event listener replayed missed events"'))).toBe(true);
     await subscription.return?.();
   }, 60_000);
 
