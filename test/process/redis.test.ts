@@ -130,8 +130,9 @@ describe.skipIf(!usingPostgres() || redisUnavailable())("§7.6: REDIS_URL, two p
     for (let i = 0; i < 10; i++) written.push(await writeCase(first, `case-${i}`));
     await eventually(async () => events.length >= written.length);
     expect(events).toEqual(written);
-    // the events went through Redis, not through NOTIFY
+    // the events went through Redis, not through NOTIFY, as each process said at start
     expect(await redis!.admin().xlen(EVENT_STREAM)).toBeGreaterThan(0);
+    for (const server of [first, second]) expect(server.output()).toMatch(/"eventBus":"redis".*"message":"listening"/);
   }, 180_000);
 
   it("§7.6: while every Redis connection of both processes is dropped (CLIENT KILL), the other process's subscriber still gets every case, in order, each once", async () => {
