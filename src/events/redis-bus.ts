@@ -29,6 +29,8 @@ export const EVENT_STREAM_MAX_BATCHES = 10_000;
 /** How long one XREAD blocks before it is sent again (a closed bus stops within this). */
 const READ_BLOCK_MS = 5000;
 const READ_COUNT = 500;
+/** How much longer than its BLOCK a read may take to answer before it is given up and sent again. */
+const READ_GRACE_MS = 5000;
 /** After a read that failed other than by a lost connection (which ioredis waits out), before the next. */
 const READ_RETRY_MS = 1000;
 /** How long `delivered` waits for a batch to come back before giving up (Redis is away). */
@@ -83,7 +85,7 @@ class StreamReader {
   async stop() {
     this.closed = true;
     this.redis.disconnect();
-    await this.running;
+    await atMost(this.running, READ_BLOCK_MS);
   }
 
   /** Waits for a published batch to come back through the stream (at most DELIVERY_WAIT_MS). */
@@ -109,7 +111,8 @@ class StreamReader {
         for (const [id, fields] of entries) this.deliver(id, fields);
       } catch (error) {
         if (this.closed) return;
-        log.error("event stream read failed", { error });
+        // while Redis is away the connection has said so already; a read that fails on a live one is news
+        if (this.redis.status === "ready") log.error("event stream read failed", { error });
         await new Promise((resolve) => setTimeout(resolve, READ_RETRY_MS));
       }
     }
@@ -191,7 +194,8 @@ export async function redisEventBus(url: string): Promise<EventBus> {
   const local = unboundedEventTarget();
   const publisherConnection = redisConnection(url, "events-publisher", { maxRetriesPerRequest: PUBLISH_RETRIES });
   // the reader's XREAD waits for Redis to come back, however long it is away
-  const readerConnection = redisConnection(url, "events-reader", { maxRetriesPerRequest: null });
+  // (a read that never answers, on a connection that died without closing, is given up and sent again)
+  const readerConnection = redisConnection(url, "events-reader", { maxRetriesPerRequest: null, commandTimeout: READ_BLOCK_MS + READ_GRACE_MS });
   let reader: StreamReader;
   try {
     const started = await startsWithin(streamEnd(readerConnection), START_TIMEOUT_MS);
