@@ -8,6 +8,8 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL server; when absent the embedded PGlite under dataDir is used. */
   databaseUrl: string | undefined;
+  /** Redis server: when set, the event bus and the rate-limit and login counters live there (CONTRACT §7.6) */
+  redisUrl: string | undefined;
   /** the embedded database's buffer cache (PostgreSQL `shared_buffers`), in MB */
   embeddedCacheMb: number;
   /** apply pending migrations at start; when false the server waits, not ready, for `npm run db:migrate` */
@@ -132,6 +134,14 @@ function databaseUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+function redisUrl(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  if (!/^rediss?:\/\/[^/?#]/.test(raw) || !URL.canParse(raw)) {
+    throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL, got '${raw.replace(/\/\/[^@/]*@/, "//…@")}'`);
+  }
+  return raw;
+}
+
 function logLevel(raw: string | undefined): LogLevel {
   const level = (raw || "info").toLowerCase();
   if (!LOG_LEVELS.includes(level as LogLevel)) {
@@ -201,6 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || "127.0.0.1",
     dataDir: path.resolve(env.DATA_DIR || "./data"),
     databaseUrl: databaseUrl(env.DATABASE_URL),
+    redisUrl: redisUrl(env.REDIS_URL),
     embeddedCacheMb: integer(env, "EMBEDDED_DB_CACHE_MB", 16, 1),
     migrateOnStart: flag(env, "MIGRATE_ON_START", true),
     // a statement outlives no request: by default as long as a GraphQL operation may run

@@ -59,7 +59,8 @@ async function main(config: Config): Promise<void> {
     // only now: whoever reads this line may signal the server at once
     announce(url, db, config);
   }
-  log.info("listening", { url, database: db.kind });
+  // which bus carries the events across processes (REDIS_URL, else the database's own)
+  log.info("listening", { url, database: db.kind, eventBus: config.redisUrl ? "redis" : db.kind === "pglite" ? "in-process" : "postgres" });
 }
 
 /** How often a process waiting for `npm run db:migrate` looks at the schema again (one small query). */

@@ -86,7 +86,7 @@ export async function buildServer(services: Services, existing?: Server): Promis
   // CONTRACT §7.2: every request gets its id, access log line, metrics (and span, with tracing);
   // the probes and /metrics answer before any authentication or rate limit.
   app.use(observeRequests(), traceRequests());
-  app.use(probeRouter(databaseProbes(services.db, { stopping: () => closing || isStopping() })));
+  app.use(probeRouter(databaseProbes(services.db, { stopping: () => closing || isStopping(), redis: services.redis })));
   setMetricSources(databaseMetricSources(services.db));
   app.use(metricsRouter(services.config.metricsToken));
 

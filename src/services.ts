@@ -15,6 +15,8 @@ import { PersistedQueryCache } from "./db/persisted-queries.ts";
 import { serverSecret } from "./db/server-secrets.ts";
 import { localEventBus, type EventBus, type PubSub } from "./events/bus.ts";
 import { postgresEventBus } from "./events/postgres-bus.ts";
+import { redisEventBus } from "./events/redis-bus.ts";
+import type { Redis } from "ioredis";
 import { LocationTypeService } from "./locations/location-type.service.ts";
 import { LocationService } from "./locations/location.service.ts";
 import { AppService } from "./apps/app.service.ts";
@@ -28,6 +30,7 @@ import { MultimediaJobService } from "./multimedia/job.service.ts";
 import { MultimediaWorker } from "./multimedia/worker.ts";
 import { LoginThrottle } from "./rate-limit/login-throttle.service.ts";
 import { RateLimiter } from "./rate-limit/rate-limit.service.ts";
+import { closeRedis, counterConnection } from "./db/redis.ts";
 
 /**
  * Every domain service of one process, built once over one database. The database itself is not
@@ -37,6 +40,8 @@ export interface Services {
   config: Config;
   /** the open database (the readiness probe and the scraped gauges read it) */
   db: Database;
+  /** the Redis connection of the counters, with REDIS_URL (the readiness probe pings it) */
+  redis: Redis | undefined;
   pubsub: PubSub;
   /** authenticate, rate-limit, map errors: the one admission of every transport */
   admission: Admission;
@@ -66,14 +71,21 @@ export interface Services {
  */
 const IDENTITY_CACHE = { ttlMs: 5000, max: 10_000 };
 
+/** Redis when REDIS_URL is set, else PostgreSQL's LISTEN/NOTIFY, else (embedded) in process. */
+function eventBus(db: Database, config: Config): Promise<EventBus> {
+  if (config.redisUrl) return redisEventBus(config.redisUrl);
+  return db.url ? postgresEventBus(db.url) : Promise.resolve(localEventBus());
+}
+
 export async function createServices(db: Database, config: Config): Promise<Services> {
   const prisma = db.prisma;
   const digestKey = await serverSecret(prisma, "digest-nonce-key");
   const digest = new DigestAuth(prisma, config.authRealm, digestKey, config.digestNonceTtlSeconds * 1000);
-  // failed password logins, throttled before any hashing; shared by every process on PostgreSQL
-  const loginThrottle = LoginThrottle.create(config, db);
+  const events = await eventBus(db, config);
+  const redis = config.redisUrl ? await counterConnection(config.redisUrl) : undefined;
+  // failed password logins, throttled before any hashing; shared by every process on PostgreSQL or Redis
+  const loginThrottle = LoginThrottle.create(config, db, redis);
   const oauth = new OAuthService(prisma, config, loginThrottle);
-  const events: EventBus = db.url ? await postgresEventBus(db.url) : localEventBus();
   const pubsub = events.pubsub;
   const identities = new IdentityCache(IDENTITY_CACHE);
   const stopForgetting = events.listen(CREDENTIALS_CHANGED, ({ userId }) => identities.forgetUser(userId));
@@ -87,11 +99,12 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const appSystem = new AppSystem(prisma);
   const jobAttempts = new JobAttempts(jobs, blobs, publisher, appSystem, jobQueue, config);
   const cursors = new CursorCodec(await serverSecret(prisma, "case-cursor-key"));
-  // one limiter for every face of this process; in PostgreSQL mode its counters are shared by all
-  const rateLimiter = RateLimiter.create(config, db);
+  // one limiter for every face of this process; on PostgreSQL or Redis its counters are shared by all
+  const rateLimiter = RateLimiter.create(config, db, redis);
   return {
     config,
     db,
+    redis,
     pubsub,
     admission: new Admission(new Authenticator(prisma, config.authRealm, digest, oauth, loginThrottle, identities), rateLimiter),
     oauth,
@@ -114,6 +127,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
       loginThrottle.close();
       await jobQueue.close();
       await events.close();
+      if (redis) await closeRedis(redis);
       await blobs.close();
     },
   };

@@ -31,3 +31,15 @@ describe("§7.5: MIGRATE_ON_START", () => {
     expect(() => loadConfig({ MIGRATE_ON_START: "later" })).toThrow("MIGRATE_ON_START must be true or false, got 'later'");
   });
 });
+
+describe("§7.6: REDIS_URL", () => {
+  it("§7.6: REDIS_URL is unset by default, takes a redis:// or rediss:// URL, and refuses anything else naming the variable (never its password)", () => {
+    expect(loadConfig({}).redisUrl).toBeUndefined();
+    expect(loadConfig({ REDIS_URL: "redis://127.0.0.1:6379" }).redisUrl).toBe("redis://127.0.0.1:6379");
+    expect(loadConfig({ REDIS_URL: "rediss://u:p@cache.example.org:6380/2" }).redisUrl).toBe("rediss://u:p@cache.example.org:6380/2");
+    expect(() => loadConfig({ REDIS_URL: "http://127.0.0.1:6379" })).toThrow(
+      "REDIS_URL must be a redis:// or rediss:// URL, got 'http://127.0.0.1:6379'",
+    );
+    expect(() => loadConfig({ REDIS_URL: "redis://u:secret@" })).toThrow("REDIS_URL must be a redis:// or rediss:// URL, got 'redis://…@'");
+  });
+});

@@ -3,8 +3,9 @@ import { createPubSub } from "@graphql-yoga/subscription";
 
 /**
  * The one PubSub of the process, with typed topics. Embedded mode delivers in process (here);
- * PostgreSQL mode sends every event through NOTIFY and delivers what LISTEN receives, so that a
- * subscriber on any process sees the events published on every process (postgres-bus.ts).
+ * PostgreSQL mode sends every event through NOTIFY and delivers what LISTEN receives
+ * (postgres-bus.ts), Redis mode through a Redis stream (redis-bus.ts), so that a subscriber on any
+ * process sees the events published on every process.
  */
 export type Topics = { [K in keyof TopicRegistry]: TopicRegistry[K] };
 
@@ -63,6 +64,24 @@ export function unboundedEventTarget(): EventTarget {
   const target = new EventTarget();
   setMaxListeners(0, target);
   return target;
+}
+
+const SEEN_CAPACITY = 10_000;
+
+/**
+ * Remembers the batches a bus across processes delivered lately (insertion order), so that one
+ * heard twice (a replay overlapping what arrived live, a publish resent after a dropped
+ * connection) is delivered once.
+ */
+export class SeenBatches {
+  private readonly seen = new Set<string>();
+  has(id: string) {
+    return this.seen.has(id);
+  }
+  add(id: string) {
+    this.seen.add(id);
+    if (this.seen.size > SEEN_CAPACITY) this.seen.delete(this.seen.values().next().value!);
+  }
 }
 
 export function createLocalPubSub(): PubSub {

@@ -2,7 +2,7 @@ import { createPubSub } from "@graphql-yoga/subscription";
 import pg from "pg";
 import { log } from "../log.ts";
 import { eventNotifications } from "../observability/metrics.ts";
-import { type EventBus, listenOn, type Topics, unboundedEventTarget } from "./bus.ts";
+import { type EventBus, listenOn, SeenBatches, type Topics, unboundedEventTarget } from "./bus.ts";
 
 /**
  * The event bus across processes on PostgreSQL. Events published in one tick leave in one
@@ -27,7 +27,6 @@ const PRUNE_EVERY_MS = 30_000;
  * ids before the last one delivered, and the batches already delivered are skipped.
  */
 const REPLAY_SLACK = 1000n;
-const SEEN_CAPACITY = 10_000;
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5000;
 /** How long `delivered` waits for a batch to come back before giving up (the listener is down). */
@@ -42,18 +41,6 @@ const PUBLISH = `WITH logged AS (INSERT INTO event_payloads (payload) VALUES ($2
     THEN '{"seq":"' || id || '","events":' || $2::text || '}' ELSE '{"seq":"' || id || '"}' END) FROM logged`;
 
 type BusEvent = { type: string; detail: unknown };
-
-/** Remembers the batches delivered lately (insertion order), so that a replay skips them. */
-class SeenBatches {
-  private readonly seen = new Set<string>();
-  has(seq: string) {
-    return this.seen.has(seq);
-  }
-  add(seq: string) {
-    this.seen.add(seq);
-    if (this.seen.size > SEEN_CAPACITY) this.seen.delete(this.seen.values().next().value!);
-  }
-}
 
 /**
  * Hands the batches heard to this process's listeners: one after another (one read from the table

@@ -71,7 +71,7 @@ export const multimediaJobDuration = new client.Histogram({
 
 export const eventNotifications = new client.Counter({
   name: "event_bus_notifications_total",
-  help: "Event batches this process sent to or received from the event bus (PostgreSQL NOTIFY / LISTEN).",
+  help: "Event batches this process sent to or received from the event bus (PostgreSQL NOTIFY / LISTEN, or a Redis stream).",
   labelNames: ["direction"] as const,
   registers: [registry],
 });

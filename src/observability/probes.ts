@@ -1,3 +1,4 @@
+import type { Redis } from "ioredis";
 import type { Database } from "../db/client.ts";
 import { pendingMigrations } from "../db/migration-gate.ts";
 import type { Probes } from "./health.ts";
@@ -5,11 +6,11 @@ import { JOB_STATES, type JobState, type MetricSources } from "./metrics.ts";
 
 /**
  * What /readyz checks and what the scraped gauges read, over the process's database: the database
- * answers, every migration in prisma/migrations is applied, the job queue's tables are there, and
- * this process is not stopping.
+ * answers, every migration in prisma/migrations is applied, the job queue's tables are there, Redis
+ * answers (with REDIS_URL), and this process is not stopping.
  */
 
-export function databaseProbes(db: Database, options: { stopping: () => boolean }): Probes {
+export function databaseProbes(db: Database, options: { stopping: () => boolean; redis?: Redis }): Probes {
   // A schema once current stays so for this process's code (only a newer release adds migrations):
   // from then on the check costs nothing, however often an orchestrator probes.
   let current = false;
@@ -29,9 +30,14 @@ export function databaseProbes(db: Database, options: { stopping: () => boolean 
           SELECT count(*) AS queues FROM pgboss.queue WHERE name IN ('multimedia', 'multimedia-gave-up')`;
         return Number(row?.queues) === 2;
       },
+      ...(options.redis ? { redis: redisAnswers(options.redis) } : {}),
     },
     stopping: options.stopping,
   };
+}
+
+function redisAnswers(redis: Redis) {
+  return async () => (await redis.ping()) === "PONG";
 }
 
 export function databaseMetricSources(db: Database): MetricSources {

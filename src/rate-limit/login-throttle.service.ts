@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { isIPv4, isIPv6 } from "node:net";
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import type { Redis } from "ioredis";
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
 import { rateLimitedRequests } from "../observability/metrics.ts";
@@ -31,6 +32,13 @@ import {
  * password past every budget is refused like a wrong one, so a 429 tells nothing of the password.
  * If the counter store fails (database restarting), attempts are let through: the login then meets
  * the same outage and gets its 503.
+ *
+ * REDIS_URL set: the counters live in Redis (shared by every process). The database is then up
+ * while Redis may not be, so letting attempts through would let guessing and hashing run unbounded
+ * for the length of the outage; refusing them would lock every password user out. Instead each
+ * process falls back on counters in its own memory with the same budgets (rate-limiter-flexible's
+ * insurance limiter): guessing stays bounded (by the budget times the number of processes) and
+ * the right password still logs in.
  */
 export const LOGIN_THROTTLE_MESSAGE = "Too many failed login attempts. Retry later.";
 
@@ -90,9 +98,13 @@ export class LoginThrottle {
     this.cleanup.unref();
   }
 
-  static create(config: LoginThrottleConfig, db: Pick<Database, "kind" | "prisma">): LoginThrottle {
+  static create(config: LoginThrottleConfig, db: Pick<Database, "kind" | "prisma">, redis?: Redis): LoginThrottle {
     const store = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract | undefined => {
       if (points <= 0) return undefined;
+      if (redis) {
+        const insuranceLimiter = new RateLimiterMemory({ keyPrefix, points, duration });
+        return new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration, rejectIfRedisNotReady: true, insuranceLimiter });
+      }
       if (db.kind === "pglite") return new RateLimiterMemory({ keyPrefix, points, duration });
       return new RateLimiterPostgres({
         storeClient: prismaStore(db.prisma),
@@ -110,7 +122,7 @@ export class LoginThrottle {
       store("login-addr", config.loginFailuresPerAddress, config.loginAddressWindowSeconds),
       byUsername,
       config.loginFailuresPerAddress > 0 || byUsername ? store("login-ok", 1, TRUSTED_SECONDS) : undefined,
-      db.kind === "pglite" ? undefined : db.prisma,
+      db.kind === "pglite" || redis ? undefined : db.prisma,
     );
   }
 

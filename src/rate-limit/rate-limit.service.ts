@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import type { Redis } from "ioredis";
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
 import { DomainError } from "../errors.ts";
@@ -17,9 +18,12 @@ import { rateLimitedRequests } from "../observability/metrics.ts";
  * in the `rate_limits` table (created by a Prisma migration, so no process creates it at run time and
  * none races another), through the process's one Prisma client and its pool: no extra connections.
  * A key refused once is then refused from memory until its window ends, without a query.
+ * REDIS_URL set: counters in Redis instead (RateLimiterRedis), keys expiring with their window.
  *
  * If the counter store fails (the database is restarting), requests are let through rather than
- * refused: the request then meets the same outage and gets its 503.
+ * refused: the request then meets the same outage and gets its 503. So too when Redis fails: the
+ * budget guards capacity, not secrets, and refusing every request for a counter outage would turn
+ * it into an outage of the whole service.
  */
 const RATE_LIMIT_MESSAGE = "Rate limit exceeded";
 export const RATE_LIMIT_TABLE = "rate_limits";
@@ -132,11 +136,30 @@ export class RateLimiter {
     return this.prisma ? deleteEndedCounters(this.prisma, now) : 0;
   }
 
-  /** Memory for the embedded database, the shared table for PostgreSQL; none when requests is 0. */
-  static create(config: Pick<Config, "rateLimitRequests" | "rateLimitWindowSeconds">, db: Pick<Database, "kind" | "prisma">): RateLimiter {
+  /**
+   * Memory for the embedded database, the shared table for PostgreSQL, Redis when given; none when
+   * requests is 0.
+   */
+  static create(
+    config: Pick<Config, "rateLimitRequests" | "rateLimitWindowSeconds">,
+    db: Pick<Database, "kind" | "prisma">,
+    redis?: Redis,
+  ): RateLimiter {
     const points = config.rateLimitRequests;
     if (points <= 0) return new RateLimiter(undefined);
     const duration = config.rateLimitWindowSeconds;
+    if (redis) {
+      return new RateLimiter(
+        new RateLimiterRedis({
+          storeClient: redis,
+          keyPrefix: "rl",
+          points,
+          duration,
+          inMemoryBlockOnConsumed: points + 1,
+          rejectIfRedisNotReady: true,
+        }),
+      );
+    }
     if (db.kind === "pglite") return new RateLimiter(new RateLimiterMemory({ keyPrefix: "rl", points, duration }));
     return new RateLimiter(
       new RateLimiterPostgres({

@@ -2,14 +2,15 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { postgresDatabase } from "../../src/db/client.ts";
 import { localEventBus } from "../../src/events/bus.ts";
 import { postgresEventBus } from "../../src/events/postgres-bus.ts";
+import { redisEventBus } from "../../src/events/redis-bus.ts";
 import type { CaseChangedEvent } from "../../src/cases/case.events.ts";
 import type { MultimediaStatus } from "../../src/multimedia/job.events.ts";
 import { MIGRATIONS_DIR } from "../../src/db/migrate.ts";
 import { freshDatabase, usingPostgres } from "../helpers/db.ts";
 import { pgClusterUnavailable, startPgCluster } from "../helpers/process.ts";
+import { redisUnavailable, startRedis } from "../helpers/redis.ts";
 
 const event: CaseChangedEvent = { domain: "d", caseId: "c", caseType: "t", formId: "f" };
 /** published after the events a test counts: the next event after them must be this one */
@@ -47,43 +48,77 @@ describe("event bus", () => {
     }
   });
 
-  it.runIf(usingPostgres())("keeps the order of many events published at once, an event over NOTIFY's 8000 bytes among them", async () => {
-    const db = await freshDatabase();
-    const [one, two] = await Promise.all([postgresEventBus(db.url!), postgresEventBus(db.url!)]);
-    try {
-      const events = two.pubsub.subscribe("caseChanged");
-      const large = { ...event, caseId: "large", caseType: "x".repeat(100_000) };
-      const sent = [
-        ...Array.from({ length: 50 }, (_, i) => ({ ...event, caseId: `a${i}` })),
-        large,
-        ...Array.from({ length: 50 }, (_, i) => ({ ...event, caseId: `b${i}` })),
-      ];
-      for (const e of sent) one.pubsub.publish("caseChanged", e);
-      one.pubsub.publish("caseChanged", last);
-      const received = [];
-      for (let i = 0; i < sent.length + 1; i++) received.push((await within(events.next(), 10_000)).value);
-      // each once: what follows them is the event published after them, not a second copy
-      expect(received).toEqual([...sent, last]);
-      await events.return();
-    } finally {
-      await Promise.all([one.close(), two.close()]);
-      await db.close();
-    }
-  });
+  /**
+   * The contract every bus across processes keeps, run against each: PostgreSQL (LISTEN/NOTIFY)
+   * and Redis (a stream, REDIS_URL). `open` gives a bus of another process on the same engine.
+   */
+  describe.each(crossProcessBuses())("across processes on $name", ({ available, engine }) => {
+    it.runIf(available)("keeps the order of many events published at once, an event over NOTIFY's 8000 bytes among them", async () => {
+      const { open, close } = await engine();
+      const [one, two] = await Promise.all([open(), open()]);
+      try {
+        const events = two.pubsub.subscribe("caseChanged");
+        const large = { ...event, caseId: "large", caseType: "x".repeat(100_000) };
+        const sent = [
+          ...Array.from({ length: 50 }, (_, i) => ({ ...event, caseId: `a${i}` })),
+          large,
+          ...Array.from({ length: 50 }, (_, i) => ({ ...event, caseId: `b${i}` })),
+        ];
+        for (const e of sent) one.pubsub.publish("caseChanged", e);
+        one.pubsub.publish("caseChanged", last);
+        const received = [];
+        for (let i = 0; i < sent.length + 1; i++) received.push((await within(events.next(), 10_000)).value);
+        // each once: what follows them is the event published after them, not a second copy
+        expect(received).toEqual([...sent, last]);
+        await events.return();
+      } finally {
+        await Promise.all([one.close(), two.close()]);
+        await close();
+      }
+    });
 
-  it.runIf(usingPostgres())("delivers an event published by one process to a subscriber of another (LISTEN/NOTIFY)", async () => {
-    const db = await freshDatabase();
-    const [one, two] = await Promise.all([postgresEventBus(db.url!), postgresEventBus(postgresDatabase(db.url!).url!)]);
-    try {
-      const events = two.pubsub.subscribe("caseChanged");
-      const next = events.next();
-      one.pubsub.publish("caseChanged", event);
-      expect((await next).value).toEqual(event);
-      await events.return();
-    } finally {
-      await Promise.all([one.close(), two.close()]);
-      await db.close();
-    }
+    it.runIf(available)("delivers an event published by one process to a subscriber of another", async () => {
+      const { open, close } = await engine();
+      const [one, two] = await Promise.all([open(), open()]);
+      try {
+        const events = two.pubsub.subscribe("caseChanged");
+        const next = events.next();
+        one.pubsub.publish("caseChanged", event);
+        expect((await next).value).toEqual(event);
+        await events.return();
+      } finally {
+        await Promise.all([one.close(), two.close()]);
+        await close();
+      }
+    });
+
+    it.runIf(available)("delivered() resolves once the publisher's own events came back, and listen() hears a routed topic's id only", async () => {
+      const { open, close } = await engine();
+      const [one, two] = await Promise.all([open(), open()]);
+      try {
+        const heard: string[] = [];
+        const stop = two.listen("multimediaProgress", "d1", (status) => heard.push(status.id));
+        const status = (id: string, domainId: string) =>
+          ({
+            ...{ id, domainId, appId: "a", state: "running", current: 1, total: 2, result: null, errors: [] },
+            ...{ uploadedBy: "u", fileName: "m.zip", sizeBytes: 1, createdAt: new Date(), startedAt: null, finishedAt: null, attempts: 1 },
+          }) as MultimediaStatus;
+        const seenByOne: string[] = [];
+        const stopOne = one.listen("credentialsChanged", ({ userId }) => seenByOne.push(userId));
+        one.pubsub.publish("multimediaProgress", "d2", status("other", "d2"));
+        one.pubsub.publish("multimediaProgress", "d1", status("mine", "d1"));
+        one.pubsub.publish("credentialsChanged", { userId: "u1" });
+        await one.delivered();
+        // the publisher heard its own batch back before delivered() resolved
+        expect(seenByOne).toEqual(["u1"]);
+        await expect.poll(() => heard, { timeout: 10_000 }).toEqual(["mine"]);
+        stop();
+        stopOne();
+      } finally {
+        await Promise.all([one.close(), two.close()]);
+        await close();
+      }
+    });
   });
 
   it.runIf(usingPostgres() && !pgClusterUnavailable())(
@@ -128,6 +163,28 @@ describe("event bus", () => {
     },
   );
 });
+
+/** Each bus across processes, with whether its engine is here and how to open buses on a fresh one. */
+function crossProcessBuses() {
+  return [
+    {
+      name: "PostgreSQL",
+      available: usingPostgres(),
+      engine: async () => {
+        const db = await freshDatabase();
+        return { open: () => postgresEventBus(db.url!), close: () => db.close() };
+      },
+    },
+    {
+      name: "Redis",
+      available: !redisUnavailable(),
+      engine: async () => {
+        const redis = await startRedis();
+        return { open: () => redisEventBus(redis.url), close: () => redis.remove() };
+      },
+    },
+  ];
+}
 
 /** The event log of a cluster of its own (the bus needs only this table of the schema). */
 async function createEventLog(url: string): Promise<void> {

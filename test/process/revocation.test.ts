@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/client.ts";
 import { freshDatabase, usingPostgres } from "../helpers/db.ts";
 import { startServer, type ServerProcess } from "../helpers/process.ts";
+import { redisUnavailable, startRedis, type RedisServer } from "../helpers/redis.ts";
 import { until } from "../helpers/uploads.ts";
 
 /**
@@ -43,17 +44,27 @@ async function refusedEverywhere([changed, other]: ServerProcess[], authorizatio
   await until(async () => (await listCases(other!, authorization)) === status, `the other process answers ${status}`, 3000);
 }
 
-describe.skipIf(!usingPostgres())("docs/security.md: a revoked credential stops working on every process (PostgreSQL)", () => {
+/** The revocations travel on the bus: LISTEN/NOTIFY by default, a Redis stream with REDIS_URL (§7.6). */
+const BUSES = [
+  { bus: "PostgreSQL", skip: !usingPostgres(), withRedis: false },
+  { bus: "Redis (REDIS_URL)", skip: !usingPostgres() || redisUnavailable() !== undefined, withRedis: true },
+];
+
+describe.each(BUSES)("docs/security.md: a revoked credential stops working on every process (bus: $bus)", ({ skip, withRedis }) => {
   const servers: ServerProcess[] = [];
   let db: Database | undefined;
+  let redis: RedisServer | undefined;
   afterEach(async () => {
     for (const server of servers.splice(0)) await server.stop("SIGKILL");
     await db?.close();
+    await redis?.remove();
+    redis = undefined;
   });
 
   async function twoProcesses(): Promise<[ServerProcess, ServerProcess]> {
     db = await freshDatabase();
-    const env = { DATABASE_URL: db.url!, BOOTSTRAP_ADMIN: "admin:admin-pass", WORKERS: "0" };
+    if (withRedis) redis = await startRedis();
+    const env = { DATABASE_URL: db.url!, BOOTSTRAP_ADMIN: "admin:admin-pass", WORKERS: "0", ...(redis ? { REDIS_URL: redis.url } : {}) };
     // one after the other: both migrate at start, and the second waits on the first's migration lock
     const first = await startServer(env);
     const second = await startServer(env);
@@ -66,33 +77,37 @@ describe.skipIf(!usingPostgres())("docs/security.md: a revoked credential stops 
     return [first, second];
   }
 
-  it("a revoked API key, a deactivated user, a removed membership and a new password are refused by the process that made the change on the very next request, and by the other once the bus brings it", async () => {
-    const [first, second] = await twoProcesses();
-    const both = [first, second];
+  it.skipIf(skip)(
+    "a revoked API key, a deactivated user, a removed membership and a new password are refused by the process that made the change on the very next request, and by the other once the bus brings it",
+    async () => {
+      const [first, second] = await twoProcesses();
+      const both = [first, second];
 
-    const { createApiKey } = await graphql<{ createApiKey: { key: string; apiKey: { id: string } } }>(
-      first,
-      `mutation { createApiKey(username: "mobile") { key apiKey { id } } }`,
-    );
-    const apiKey = `ApiKey mobile:${createApiKey.key}`;
-    await warm(both, apiKey);
-    await graphql(first, `mutation { revokeApiKey(id: "${createApiKey.apiKey.id}") { id } }`);
-    await refusedEverywhere(both, apiKey, 401);
+      const { createApiKey } = await graphql<{ createApiKey: { key: string; apiKey: { id: string } } }>(
+        first,
+        `mutation { createApiKey(username: "mobile") { key apiKey { id } } }`,
+      );
+      const apiKey = `ApiKey mobile:${createApiKey.key}`;
+      await warm(both, apiKey);
+      await graphql(first, `mutation { revokeApiKey(id: "${createApiKey.apiKey.id}") { id } }`);
+      await refusedEverywhere(both, apiKey, 401);
 
-    const password = basic("mobile", "pw-1");
-    await warm(both, password);
-    await graphql(first, `mutation { removeMembership(username: "mobile", domain: "field") }`);
-    await refusedEverywhere(both, password, 403);
+      const password = basic("mobile", "pw-1");
+      await warm(both, password);
+      await graphql(first, `mutation { removeMembership(username: "mobile", domain: "field") }`);
+      await refusedEverywhere(both, password, 403);
 
-    await graphql(first, `mutation { setPermissions(username: "mobile", domain: "field", permissions: [ACCESS_API, VIEW_DATA]) { permissions } }`);
-    await warm(both, password);
-    await graphql(first, `mutation { setUserActive(username: "mobile", active: false) { isActive } }`);
-    await refusedEverywhere(both, password, 401);
+      await graphql(first, `mutation { setPermissions(username: "mobile", domain: "field", permissions: [ACCESS_API, VIEW_DATA]) { permissions } }`);
+      await warm(both, password);
+      await graphql(first, `mutation { setUserActive(username: "mobile", active: false) { isActive } }`);
+      await refusedEverywhere(both, password, 401);
 
-    await graphql(first, `mutation { setUserActive(username: "mobile", active: true) { isActive } }`);
-    await warm(both, password);
-    await graphql(first, `mutation { createUser(input: { username: "mobile", password: "pw-2" }) { id } }`);
-    await refusedEverywhere(both, password, 401);
-    expect(await listCases(second, basic("mobile", "pw-2"))).toBe(200);
-  }, 120_000);
+      await graphql(first, `mutation { setUserActive(username: "mobile", active: true) { isActive } }`);
+      await warm(both, password);
+      await graphql(first, `mutation { createUser(input: { username: "mobile", password: "pw-2" }) { id } }`);
+      await refusedEverywhere(both, password, 401);
+      expect(await listCases(second, basic("mobile", "pw-2"))).toBe(200);
+    },
+    120_000,
+  );
 });
