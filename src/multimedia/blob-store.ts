@@ -27,6 +27,8 @@ export interface BlobStore {
   /** the blob's bytes, all of them or those of `range` (both ends included), or null when there is no such blob */
   stream(key: string, range?: ByteRange): Promise<Readable | null>;
   has(key: string): Promise<boolean>;
+  /** the blob's size in bytes, or null when there is none */
+  size(key: string): Promise<number | null>;
   delete(key: string): Promise<void>;
   /** every key stored (the move to another store) */
   keys(): AsyncIterable<string>;
@@ -154,9 +156,13 @@ export class FileBlobStore implements BlobStore {
   }
 
   async has(key: string) {
+    return (await this.size(key)) !== null;
+  }
+
+  async size(key: string) {
     return stat(this.file(key)).then(
-      () => true,
-      () => false,
+      (found) => found.size,
+      () => null,
     );
   }
 
@@ -292,6 +298,11 @@ export class DatabaseBlobStore implements BlobStore {
   async has(key: string) {
     const { rowCount } = await this.pool.query("SELECT 1 FROM blobs WHERE key = $1", [key]);
     return (rowCount ?? 0) > 0;
+  }
+
+  async size(key: string) {
+    const { rows } = await this.pool.query<{ size: string }>("SELECT size FROM blobs WHERE key = $1", [key]);
+    return rows[0] ? Number(rows[0].size) : null;
   }
 
   async delete(key: string) {
