@@ -68,7 +68,7 @@ export interface Services {
 const IDENTITY_CACHE = { ttlMs: 5000, max: 10_000 };
 
 /** An object store when BLOB_STORE_URL names one; else the database's tables on PostgreSQL, files under DATA_DIR embedded. */
-export function blobStoreOf(config: Config, db: Pick<Database, "url">): BlobStore {
+function blobStoreOf(config: Config, db: Pick<Database, "url">): BlobStore {
   const tempRoot = path.join(config.dataDir, "tmp");
   if (config.objectStore) return new S3BlobStore(config.objectStore, tempRoot);
   return db.url ? new DatabaseBlobStore(db.url, tempRoot) : new FileBlobStore(config.dataDir);

@@ -79,7 +79,7 @@ export interface MediaFileContent {
 }
 
 /** A stored multimedia file, found, and how to read its bytes. */
-export interface FoundMediaFile {
+interface FoundMediaFile {
   file: MediaFile;
   /** its bytes, or those of `range`; null when they are gone from the store */
   read(range?: ByteRange): Promise<MediaFileContent | null>;

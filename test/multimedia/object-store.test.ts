@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { S3BlobStore } from "../../src/multimedia/s3-blob-store.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
-import { appSource, appsBase, createApp, mp3, png, uploadAndWait, zip } from "../helpers/archives.ts";
+import { appSource, appsBase, createApp, mp3, png, postMultimedia, uploadAndWait, waitForStatus, zip } from "../helpers/archives.ts";
 import { gql } from "../helpers/graphql.ts";
 import { S3RVER_CREDENTIALS, startObjectStore, type TestObjectStore } from "../helpers/object-store.ts";
 import { graphql } from "../generated/index.ts";
@@ -133,6 +133,48 @@ describe("§7.6 object storage: BLOB_STORE_URL=s3://BUCKET/PREFIX", () => {
     expect(await readdir(path.join(dataDir, "blobs")).catch(() => "absent")).toBe("absent");
     // nothing of the upload or the job stays on local disk either
     expect(await readdir(path.join(dataDir, "tmp")).catch(() => [])).toEqual([]);
+  });
+
+  it("§7.6: the GraphQL upload streams to the store too: its media land in the bucket, nothing in the database or under DATA_DIR/blobs", async () => {
+    const gqlAppId = await createApp(app, user.authorization, DOMAIN, appSource({ paths: ["jr://file/other/pic.png"] }), "GraphQL app");
+    const picture = png(73);
+    const res = await app
+      .http()
+      .post("/graphql")
+      .set("Authorization", user.authorization)
+      .set("apollo-require-preflight", "true")
+      .field(
+        "operations",
+        JSON.stringify({
+          query: "mutation($domain: String!, $appId: ID!, $file: Upload!) { uploadMultimedia(domain: $domain, appId: $appId, file: $file) }",
+          variables: { domain: DOMAIN, appId: gqlAppId, file: null },
+        }),
+      )
+      .field("map", JSON.stringify({ 0: ["variables.file"] }))
+      .attach("0", await zip([{ name: "other/pic.png", data: picture }]), "media.zip");
+    const processingId = res.body.data.uploadMultimedia;
+    const status = await waitForStatus(app, user.authorization, DOMAIN, gqlAppId, processingId);
+    expect(status.body.matched_count).toBe(1);
+    expect(await store.keys()).toContain(`${PREFIX}/media/${createSha256(picture)}`);
+    expect(await store.keys()).not.toContain(`${PREFIX}/archives/${processingId}`);
+    expect([await app.db.prisma.blob.count(), await app.db.prisma.blobChunk.count()]).toEqual([0, 0]);
+    expect(await readdir(path.join(app.services.config.dataDir, "blobs")).catch(() => "absent")).toBe("absent");
+  });
+
+  it("§7.6: an archive refused at upload (not a ZIP, corrupt) leaves nothing in the bucket", async () => {
+    const before = await store.keys();
+    const notZip = await postMultimedia(app, user.authorization, DOMAIN, appId, Buffer.from("plain text, not an archive"));
+    expect(notZip.body).toEqual({ success: false, error: "Uploaded file is not a valid ZIP file" });
+    const good = await zip([{ name: "media/logo.png", data: LOGO }]);
+    const corrupt = await postMultimedia(
+      app,
+      user.authorization,
+      DOMAIN,
+      appId,
+      Buffer.concat([good.subarray(0, good.length - 30), Buffer.alloc(30)]),
+    );
+    expect(corrupt.status).toBe(400);
+    expect(await store.keys()).toEqual(before);
   });
 
   it("§7.6: the REST media download streams from the store and honours Range", async () => {
