@@ -3,7 +3,8 @@
  * temporary directory, request signatures checked (a wrong secret is refused). Its one bug: calls
  * on a bucket itself (CreateBucket, ListObjectsV2) fail the signature check because the SDK signs
  * `/bucket/` and it checks `/bucket`, so the bucket is created at start (`configureBuckets`) and
- * objects are listed from its files, never through the API.
+ * objects are listed from its files, never through the API. It does not implement
+ * AbortMultipartUpload (405): the parts of an upload cut short stay in its directory.
  */
 import { readdir } from "node:fs/promises";
 import { mkdtemp, rm } from "node:fs/promises";

@@ -177,6 +177,31 @@ describe("§7.6 object storage: BLOB_STORE_URL=s3://BUCKET/PREFIX", () => {
     expect(await store.keys()).toEqual(before);
   });
 
+  it("§7.6: an upload over UPLOAD_LIMIT_BYTES is cut off mid-way (its multipart upload begun): 413, no object in the bucket, nothing on local disk", async () => {
+    const small = await build({ objectStore: store.config(PREFIX), uploadLimitBytes: 7 * 1024 * 1024 });
+    try {
+      await createDomain(small, DOMAIN);
+      const member = await createUser(small, { domain: DOMAIN, permissions: ["edit_apps"] });
+      const smallAppId = await createApp(small, member.authorization, DOMAIN, appSource({ paths: ["jr://file/big.png"] }), "Big");
+      const before = await store.keys();
+      // past one 5 MiB part, so that the store has begun a multipart upload when the limit cuts it
+      const res = await postMultimedia(
+        small,
+        member.authorization,
+        DOMAIN,
+        smallAppId,
+        await zip([{ name: "big.png", data: randomBytes(12 * 1024 * 1024) }]),
+      );
+      expect(res.status).toBe(413);
+      expect(res.body).toEqual({ success: false, error: `The uploaded file is larger than ${7 * 1024 * 1024} bytes.` });
+      expect(await store.keys()).toEqual(before);
+      expect(await readdir(path.join(small.services.config.dataDir, "tmp")).catch(() => [])).toEqual([]);
+      expect(await small.db.prisma.multimediaJob.count()).toBe(0);
+    } finally {
+      await small.close();
+    }
+  });
+
   it("§7.6: the REST media download streams from the store and honours Range", async () => {
     await expectRanges(app, user, appId);
   });
