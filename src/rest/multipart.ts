@@ -11,9 +11,11 @@ import { tempPrefix } from "../util/temp-entries.ts";
 /**
  * A multipart/form-data body read with busboy: text fields in memory (bounded in total), the named
  * file fields streamed to a temporary directory or handed as streams to their receivers (an object
- * store's upload), bounded by `maxFileBytes`, other files drained unread. Any limit passed is refused (413), never a silent drop or truncation. A body that stops
- * early (the client hangs up, a stream fails) ends the read at once: the files are closed, the
- * directory removed and the promise rejected, so no descriptor, file or pending request is left.
+ * store's upload), bounded by `maxFileBytes`, other files drained unread. Any limit passed is
+ * refused (413), never a silent drop or truncation. A body that stops early (the client hangs up,
+ * a stream fails) ends the read at once: the files are closed, what the receivers made dropped,
+ * the directory removed and the promise rejected, so no descriptor, file or pending request is
+ * left.
  */
 interface UploadedFile {
   path: string;
@@ -100,6 +102,7 @@ function parse<R extends Received>(
     const written: Promise<void>[] = [];
     /** the receivers' work, settled before a failure is answered (what they made is dropped) */
     const receiving: Promise<unknown>[] = [];
+    const receivedNames = new Set<string>();
     let fieldBytes = 0;
     let settled = false;
     let parser: busboy.Busboy | undefined;
@@ -168,7 +171,6 @@ function parse<R extends Received>(
       written.push(finished);
       stream.pipe(out);
     });
-    const receivedNames = new Set<string>();
     const receive = (name: string, stream: Readable, filename: string) => {
       receivedNames.add(name);
       stream.on("limit", () => fail(tooLarge(`The uploaded file is larger than ${options.maxFileBytes} bytes.`)));
