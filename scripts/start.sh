@@ -1,8 +1,9 @@
 #!/bin/sh
 # The server as it runs in production, for `npm start` and for every test, soak and tool that
 # starts a real server process, so that what they measure is what runs; with the argument
-# `migrate`, `npm run db:migrate` (scripts/migrate.ts deploy), and with `dump FILE`,
-# `npm run db:dump -- FILE` (scripts/db-dump.ts), under the same node, in the image too.
+# `migrate`, `npm run db:migrate` (scripts/migrate.ts deploy), with `dump FILE`,
+# `npm run db:dump -- FILE` (scripts/db-dump.ts), and with `blobs-migrate`, `npm run blobs:migrate`
+# (scripts/blobs-migrate.ts), under the same node, in the image too.
 # RUN_COMPILED=true runs the compiled JavaScript under dist/ (`npm run build`) with plain node, as
 # the container image does; otherwise the sources through tsx. Never chosen by whether dist/
 # exists, which may be older than the sources.
@@ -21,6 +22,10 @@ case "${1:-}" in
     ;;
   dump)
     entry=scripts/db-dump.ts
+    shift
+    ;;
+  blobs-migrate)
+    entry=scripts/blobs-migrate.ts
     shift
     ;;
   *) set -- ;;

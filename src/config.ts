@@ -101,6 +101,22 @@ export interface Config {
   persistedOperations: "all" | "only";
   /** the trusted-documents manifest (JSON), required by `PERSISTED_OPERATIONS=only` */
   persistedOperationsManifest: string | undefined;
+  /** S3-compatible object storage for archives and media (BLOB_STORE_URL); absent: DATA_DIR/blobs or the database */
+  objectStore: ObjectStoreConfig | undefined;
+}
+
+/** Where and how archives and media are kept in an S3-compatible store (CONTRACT §7.6). */
+export interface ObjectStoreConfig {
+  bucket: string;
+  /** every key starts with it: empty, or ending with `/` */
+  prefix: string;
+  /** a store other than AWS (S3_ENDPOINT) */
+  endpoint: string | undefined;
+  region: string;
+  /** bucket in the path (`host/bucket/key`) rather than in the host name */
+  forcePathStyle: boolean;
+  /** how long a pre-signed download URL stays valid */
+  presignSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -205,6 +221,28 @@ function persistedOperations(env: Env): Pick<Config, "persistedOperations" | "pe
   return { persistedOperations: mode, persistedOperationsManifest: manifest && path.resolve(manifest) };
 }
 
+/** BLOB_STORE_URL=s3://BUCKET/PREFIX and the S3_* settings beside it; undefined when it is unset. */
+function objectStore(env: Env): ObjectStoreConfig | undefined {
+  const raw = env.BLOB_STORE_URL;
+  if (!raw) return undefined;
+  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
+  if (!match) throw new ConfigError(`BLOB_STORE_URL must be s3://BUCKET or s3://BUCKET/PREFIX (a bucket name in lower case), got '${raw}'`);
+  const prefix = (match[2] ?? "").replace(/^\/+|\/+$/g, "");
+  const endpoint = env.S3_ENDPOINT || undefined;
+  if (endpoint && !/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(endpoint)) throw new ConfigError(`S3_ENDPOINT must be an http(s) URL, got '${endpoint}'`);
+  const region = env.S3_REGION || "us-east-1";
+  if (!/^[a-z0-9-]+$/.test(region)) throw new ConfigError(`S3_REGION must be a region name like us-east-1, got '${region}'`);
+  return {
+    bucket: match[1]!,
+    prefix: prefix ? `${prefix}/` : "",
+    endpoint,
+    region,
+    forcePathStyle: flag(env, "S3_FORCE_PATH_STYLE", false),
+    // SigV4 pre-signed URLs are valid for a week at most
+    presignSeconds: integer(env, "S3_PRESIGN_SECONDS", 300, 1, 7 * 24 * 3600),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, "PORT", 8000),
@@ -267,5 +305,6 @@ export function loadConfig(env: Env = process.env): Config {
     apqTtlSeconds: integer(env, "APQ_TTL_SECONDS", 7 * 24 * 3600, 1),
     apqMaxEntries: integer(env, "APQ_MAX_ENTRIES", 10_000, 1),
     ...persistedOperations(env),
+    objectStore: objectStore(env),
   };
 }

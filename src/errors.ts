@@ -73,6 +73,10 @@ export const SERVICE_UNAVAILABLE_RETRY_SECONDS = 5;
 export const serviceUnavailable = (message = "The service is temporarily unavailable: the database cannot be reached. Retry later.") =>
   new DomainError("SERVICE_UNAVAILABLE", message, {}, { "Retry-After": String(SERVICE_UNAVAILABLE_RETRY_SECONDS) });
 
+/** The object store (BLOB_STORE_URL) refused a request or did not answer: a 503 the client may retry, never a 500. */
+export const objectStoreUnavailable = (reason = "unavailable") =>
+  serviceUnavailable(`The service is temporarily unavailable: the object store refused or did not answer (${reason}). Retry later.`);
+
 /** The database's schema is behind this release, which may not migrate it (MIGRATE_ON_START=false). */
 export const schemaBehind = () =>
   serviceUnavailable(

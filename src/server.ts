@@ -86,7 +86,11 @@ export async function buildServer(services: Services, existing?: Server): Promis
   // CONTRACT §7.2: every request gets its id, access log line, metrics (and span, with tracing);
   // the probes and /metrics answer before any authentication or rate limit.
   app.use(observeRequests(), traceRequests());
-  app.use(probeRouter(databaseProbes(services.db, { stopping: () => closing || isStopping(), redis: services.redis })));
+  const probes = databaseProbes(services.db, { stopping: () => closing || isStopping(), redis: services.redis });
+  // an object store (BLOB_STORE_URL) is a dependency like the database: checked only when there is one
+  const blobs = services.blobs;
+  if (blobs.check) probes.checks.objectStore = () => blobs.check!();
+  app.use(probeRouter(probes));
   setMetricSources(databaseMetricSources(services.db));
   app.use(metricsRouter(services.config.metricsToken));
 

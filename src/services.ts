@@ -22,6 +22,7 @@ import { LocationService } from "./locations/location.service.ts";
 import { AppService } from "./apps/app.service.ts";
 import { AppSystem } from "./apps/app.system.ts";
 import { DatabaseBlobStore, FileBlobStore, type BlobStore } from "./multimedia/blob-store.ts";
+import { S3BlobStore } from "./multimedia/s3-blob-store.ts";
 import { JobAttempts } from "./multimedia/job.attempt.ts";
 import { JobPublisher } from "./multimedia/job.publisher.ts";
 import { JobQueue } from "./multimedia/job.queue.ts";
@@ -77,6 +78,13 @@ function eventBus(db: Database, config: Config): Promise<EventBus> {
   return db.url ? postgresEventBus(db.url) : Promise.resolve(localEventBus());
 }
 
+/** An object store when BLOB_STORE_URL names one; else the database's tables on PostgreSQL, files under DATA_DIR embedded. */
+function blobStoreOf(config: Config, db: Pick<Database, "url">): BlobStore {
+  const tempRoot = path.join(config.dataDir, "tmp");
+  if (config.objectStore) return new S3BlobStore(config.objectStore, tempRoot);
+  return db.url ? new DatabaseBlobStore(db.url, tempRoot) : new FileBlobStore(config.dataDir);
+}
+
 export async function createServices(db: Database, config: Config): Promise<Services> {
   const prisma = db.prisma;
   const digestKey = await serverSecret(prisma, "digest-nonce-key");
@@ -89,7 +97,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const pubsub = events.pubsub;
   const identities = new IdentityCache(IDENTITY_CACHE);
   const stopForgetting = events.listen(CREDENTIALS_CHANGED, ({ userId }) => identities.forgetUser(userId));
-  const blobs: BlobStore = db.url ? new DatabaseBlobStore(db.url, path.join(config.dataDir, "tmp")) : new FileBlobStore(config.dataDir);
+  const blobs = blobStoreOf(config, db);
   const apps = new AppService(prisma, config.appSourceLimitBytes);
   const jobQueue = await JobQueue.open(db, config);
   const jobs = new JobRepository(prisma);

@@ -8,17 +8,16 @@
  * before the upload is read; upload, status and file are methods of that app scope. Statuses are
  * domain values (job.events.ts); the REST body is made by job.serializer.ts.
  */
-import { stat } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import type { Principal } from "../auth/principal.ts";
 import type { DomainRef } from "../auth/permissions.ts";
 import type { Config } from "../config.ts";
-import { badInput, notFound } from "../errors.ts";
+import { badInput, notFound, objectStoreUnavailable } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import { newHexId } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
 import { mappedFile, type AppRecord, type AppService } from "../apps/app.service.ts";
-import type { BlobStore } from "./blob-store.ts";
+import type { BlobStore, ByteRange, StagedBlob } from "./blob-store.ts";
 import { MULTIMEDIA_PROGRESS, type MultimediaStatus } from "./job.events.ts";
 import { historySlice, type JobHistoryFilter, type JobHistoryRead, type JobSlice } from "./job.history.ts";
 import type { JobPublisher } from "./job.publisher.ts";
@@ -26,16 +25,26 @@ import type { JobQueue } from "./job.queue.ts";
 import type { FileRecord, JobRecord, JobRepository } from "./job.repository.ts";
 import { statusOf } from "./job.status.ts";
 import { checkFreeSpace, checkQueueRoom } from "./upload.rules.ts";
-import { checkArchive } from "./archive/zip-check.ts";
+import { SourceReadError } from "./archive/byte-source.ts";
+import { checkArchive, type ArchiveCheck } from "./archive/zip-check.ts";
 import { zipLimitsOf, type ZipLimits } from "./archive/zip-entries.ts";
 
-/** An archive as the upload received it, on disk. */
+/** An archive as the upload received it, staged in the blob store (see ArchiveIntake). */
 export interface UploadedArchive {
-  path: string;
+  staged: StagedBlob;
   /** the file name the client gave it */
   filename?: string;
-  size?: number;
 }
+
+/** Where an upload's archive goes as it arrives. */
+export interface ArchiveIntake {
+  /** a directory for the request's own temporary files */
+  tempDir: string;
+  /** takes the archive's bytes as they arrive, staged in the blob store under a new job's key */
+  receive(stream: Readable): Promise<StagedBlob>;
+}
+
+const ARCHIVE_KEY_PREFIX = "archives/";
 
 /** A stored multimedia file: its content, kept once per domain and content hash. */
 export interface MediaFile {
@@ -46,16 +55,34 @@ export interface MediaFile {
   contentType: string;
   /** AppImage | AppAudio | AppVideo */
   mediaClass: string;
+  /** where the blob store keeps its bytes */
+  blobKey: string;
 }
 
 function mediaFileOf(row: FileRecord): MediaFile {
-  return { id: row.id, sha256: row.sha256, md5: row.md5, size: Number(row.size), contentType: row.contentType, mediaClass: row.mediaClass };
+  return {
+    id: row.id,
+    sha256: row.sha256,
+    md5: row.md5,
+    size: Number(row.size),
+    contentType: row.contentType,
+    mediaClass: row.mediaClass,
+    blobKey: row.blobKey,
+  };
 }
 
-/** A stored multimedia file and a stream of its bytes. */
+/** A stored multimedia file and a stream of its bytes, or of the range asked for. */
 export interface MediaFileContent {
   file: MediaFile;
   stream: Readable;
+  range?: ByteRange;
+}
+
+/** A stored multimedia file, found, and how to read its bytes. */
+interface FoundMediaFile {
+  file: MediaFile;
+  /** its bytes, or those of `range`; null when they are gone from the store */
+  read(range?: ByteRange): Promise<MediaFileContent | null>;
 }
 
 /** The caller's multimedia in one domain (edit_apps). */
@@ -71,22 +98,25 @@ export interface MultimediaScope {
   files(fileIds: readonly string[]): Promise<Map<string, MediaFile>>;
   /** The domain's app, or null (a job event's app, which may be deleted since). */
   findApp(appId: string): Promise<AppRecord | null>;
+  /** A pre-signed URL that fetches one of the domain's files from the object store for a while, or null with local storage. */
+  downloadUrl(file: Pick<MediaFile, "blobKey" | "contentType">): Promise<string | null>;
 }
 
 /** The multimedia of one app the caller may edit. */
 export interface AppMultimedia {
   readonly app: AppRecord;
   /**
-   * Where to spool an upload that declares `declaredBytes` (undefined: not declared), once the
-   * domain's queue has room and the disk the space (upload.rules.ts: 429, 507), before it is read.
+   * Where an upload that declares `declaredBytes` (undefined: not declared) goes, once the domain's
+   * queue has room and, when it is spooled on local disk, the disk the space (upload.rules.ts:
+   * 429, 507), before it is read.
    */
-  spoolDir(declaredBytes?: number): Promise<string>;
+  intake(declaredBytes?: number): Promise<ArchiveIntake>;
   /** Validates and stores an uploaded archive and queues its job (within the domain's queue bound): the processing id. */
   upload(file: UploadedArchive | undefined): Promise<string>;
   /** The app's job by its processing id (404 when unknown, of another app, or expired). */
   status(processingId: string): Promise<MultimediaStatus>;
   /** The stored file the app maps a path to (`jr://file/` optional, any case), or null. */
-  file(path: string): Promise<MediaFileContent | null>;
+  file(path: string): Promise<FoundMediaFile | null>;
 }
 
 export class MultimediaJobService {
@@ -111,44 +141,64 @@ export class MultimediaJobService {
       jobs: (filter, slice) => historySlice(this.repository, { ...filter, domainId: domain.id, since: this.historySince() }, slice),
       files: async (fileIds) => new Map((await this.repository.files(domain.id, fileIds)).map((r) => [r.id, mediaFileOf(r)])),
       findApp: (appId) => apps.find(appId),
+      downloadUrl: (file) => this.blobs.downloadUrl(file.blobKey, file.contentType),
     };
   }
 
   private appMultimedia(domain: DomainRef, app: AppRecord, principal: Principal): AppMultimedia {
     return {
       app,
-      spoolDir: (declaredBytes) => this.spoolDir(domain, declaredBytes),
+      intake: (declaredBytes) => this.intake(domain, declaredBytes),
       upload: (file) => this.upload(domain, app, file, principal.username),
       status: async (processingId) => statusOf(await this.liveJob(processingId, { appId: app.id, domainId: domain.id })),
       file: async (path) => {
         const entry = mappedFile(app, path);
-        const file = entry ? await this.repository.file(domain.id, entry.fileId) : null;
-        const stream = file && (await this.blobs.stream(file.blobKey));
-        return file && stream ? { file: mediaFileOf(file), stream } : null;
+        const row = entry ? await this.repository.file(domain.id, entry.fileId) : null;
+        if (!row) return null;
+        const file = mediaFileOf(row);
+        const read = async (range?: ByteRange) => {
+          const stream = await this.blobs.stream(file.blobKey, range);
+          return stream && { file, stream, range };
+        };
+        return { file, read };
       },
     };
   }
 
   /** A domain already at its queue bound is refused before anything is read; then the disk. */
-  private async spoolDir(domain: DomainRef, declaredBytes: number | undefined): Promise<string> {
+  private async intake(domain: DomainRef, declaredBytes: number | undefined): Promise<ArchiveIntake> {
     checkQueueRoom(await this.repository.queuedBytes(domain.id), 1, this.config.multimediaQueueLimitBytes);
-    const dir = await this.blobs.tempDir();
-    await checkFreeSpace(dir, declaredBytes ?? 0, this.config.uploadMinFreeBytes);
-    return dir;
+    const tempDir = await this.blobs.tempDir();
+    // an upload streamed to an object store takes no room here
+    if (this.blobs.spoolsLocally) await checkFreeSpace(tempDir, declaredBytes ?? 0, this.config.uploadMinFreeBytes);
+    return { tempDir, receive: (stream) => this.blobs.stage(`${ARCHIVE_KEY_PREFIX}dl-${newHexId()}`, stream) };
+  }
+
+  /** The upload check, reading the staged archive where it is; the store failing is a 503, not "corrupt". */
+  private async check(staged: StagedBlob): Promise<ArchiveCheck> {
+    const source = await staged.open();
+    try {
+      return await checkArchive(source, this.limits);
+    } catch (error) {
+      if (error instanceof SourceReadError) throw objectStoreUnavailable();
+      throw error;
+    } finally {
+      await source.close();
+    }
   }
 
   /** The upload's checks in the contract's order (after the app's 404): file missing, not a ZIP, corrupt; then the queue's room. */
   private async upload(domain: DomainRef, app: AppRecord, file: UploadedArchive | undefined, uploadedBy: string): Promise<string> {
     if (!file) throw badInput("bulk_upload_file is required");
-    const check = await checkArchive(file.path, this.limits);
+    const check = await this.check(file.staged);
     if (check.state === "not-zip") throw badInput("Uploaded file is not a valid ZIP file");
     if (check.state === "corrupt") throw badInput("ZIP file is corrupt");
-    const size = file.size ?? (await stat(file.path)).size;
+    const size = file.staged.size;
     const limit = this.config.multimediaQueueLimitBytes;
     checkQueueRoom(await this.repository.queuedBytes(domain.id), size, limit); // before the archive is stored
-    const id = `dl-${newHexId()}`;
-    const archiveKey = `archives/${id}`;
-    await this.blobs.putFile(archiveKey, file.path);
+    const archiveKey = file.staged.key;
+    const id = archiveKey.slice(ARCHIVE_KEY_PREFIX.length);
+    await file.staged.keep();
     const fileName = file.filename && isStorableText(file.filename) ? file.filename : null;
     let job: JobRecord;
     try {

@@ -84,6 +84,20 @@ const paths = {
             },
             content: { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } },
           },
+          "206": {
+            description:
+              "The one byte range the `Range` header asked for (`bytes=first-last`, `bytes=first-` or `bytes=-suffix`), as for 200. Several ranges, or an `If-Range`, are answered whole (200).",
+            headers: {
+              "Content-Range": header("bytes first-last/size"),
+              "X-Content-Type-Options": header("nosniff"),
+              "Content-Security-Policy": header("default-src 'none'; style-src 'unsafe-inline'; sandbox"),
+            },
+            content: { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } },
+          },
+          "416": {
+            description: "The range asked for starts past the end of the file; no body.",
+            headers: { "Content-Range": header("bytes */size") },
+          },
           "500": {
             description: "The stored file could not be read before its first byte was sent (after that the response is cut short instead).",
             content: json(ref("AppsError")),

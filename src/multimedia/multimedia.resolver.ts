@@ -7,7 +7,7 @@ import type { AppRecord } from "../apps/app.service.ts";
 import { AppType, type AppNode } from "../apps/app.types.ts";
 import { connectionCost, connectionOf, ListCursors, pageOf, sliceOf, type ConnectionBound, type ConnectionValue } from "../graphql/connection.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
-import { withUpload } from "../graphql/file-upload.ts";
+import { withReceivedUpload } from "../graphql/file-upload.ts";
 import { globalId, type NodeFetcher, type NodeTypeName } from "../graphql/node.ts";
 import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { isUuid } from "../util/ids.ts";
@@ -90,7 +90,7 @@ function typedResult(r: ArchiveResult): MultimediaJobResultType {
   };
 }
 
-function mediaFile(file: MediaFile): MultimediaFileType {
+function mediaFile(file: MediaFile): Omit<FileNode, "domain"> {
   return {
     fileId: file.id,
     sha256: file.sha256,
@@ -98,11 +98,12 @@ function mediaFile(file: MediaFile): MultimediaFileType {
     size: file.size,
     contentType: file.contentType,
     mediaClass: CLASS_OF[file.mediaClass]!,
+    blobKey: file.blobKey,
   };
 }
 
-/** What a MultimediaFile field resolves from: the file and the name of its domain. */
-type FileNode = MultimediaFileType & { domain: string };
+/** What a MultimediaFile field resolves from: the file, where its bytes are kept and the name of its domain. */
+type FileNode = MultimediaFileType & { domain: string; blobKey: string };
 
 /** The caller's multimedia scope of the domain, opened once per request and domain (shared with the loaders). */
 const scopeOf = (ctx: GraphQLContext, domain: string): Promise<MultimediaScope> => ctx.loaders.multimedia.scope(domain);
@@ -165,7 +166,8 @@ export class MultimediaResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<string> {
     const app = await (await scopeOf(ctx, domain)).app(appId); // 403 / 404 before the upload is read
-    return withUpload(await app.spoolDir(), file, (upload) => app.upload(upload));
+    const intake = await app.intake();
+    return withReceivedUpload(file, intake.receive, (staged, filename) => app.upload({ staged, filename }));
   }
 
   @Subscription(() => MultimediaJobType, {
@@ -287,6 +289,15 @@ export class MultimediaFileResolver {
   @FieldResolver(() => ID, { description: "An opaque global id, unique across every type; `Query.node` takes it." })
   id(@Root() file: FileNode): string {
     return globalId("MultimediaFile", file.domain, file.fileId);
+  }
+
+  @FieldResolver(() => String, {
+    nullable: true,
+    description:
+      "A pre-signed URL that fetches the file's bytes straight from the object store (BLOB_STORE_URL), valid for S3_PRESIGN_SECONDS after it is given; null when the files are stored by the server itself (then GET {app_id}/multimedia/file/{path} serves them).",
+  })
+  async downloadUrl(@Root() file: FileNode, @Ctx() ctx: GraphQLContext): Promise<string | null> {
+    return (await scopeOf(ctx, file.domain)).downloadUrl(file);
   }
 }
 

@@ -6,6 +6,7 @@ import { notFound } from "../errors.ts";
 import { log } from "../log.ts";
 import { handler, locals, route } from "../rest/middleware.ts";
 import { readMultipart } from "../rest/multipart.ts";
+import type { ByteRange } from "./blob-store.ts";
 import type { MediaFileContent, MultimediaJobService } from "./job.service.ts";
 import { restStatus } from "./job.serializer.ts";
 
@@ -30,15 +31,18 @@ export function multimediaRouter({ multimedia, uploadLimitBytes, formFieldsLimit
   route(router, "/:appId/multimedia/", {
     POST: handler(async (req, res) => {
       const app = await appOf(req, locals(res).principal); // permission and app before reading the upload
-      const tempDir = await app.spoolDir(declaredLength(req)); // the queue's room and the disk's too
+      const intake = await app.intake(declaredLength(req)); // the queue's room and the disk's too
+      // the archive streams into the blob store as it arrives
       const body = await readMultipart(req, {
-        tempDir,
-        fileFields: ["bulk_upload_file"],
+        tempDir: intake.tempDir,
+        fileFields: [],
+        receivers: { bulk_upload_file: intake.receive },
         maxFileBytes: uploadLimitBytes,
         maxFieldBytes: formFieldsLimitBytes,
       });
       try {
-        const processingId = await app.upload(body.files.bulk_upload_file);
+        const archive = body.received.bulk_upload_file;
+        const processingId = await app.upload(archive && { staged: archive.received, filename: archive.filename });
         res.status(200).json({ success: true, processing_id: processingId });
       } finally {
         await body.cleanup();
@@ -59,8 +63,11 @@ export function multimediaRouter({ multimedia, uploadLimitBytes, formFieldsLimit
       // the path as sent, `/` and all (the router has already refused a malformed escape)
       const path = decodeURIComponent(req.originalUrl.split("?")[0].replace(/^.*?\/multimedia\/file\//, ""));
       const found = await app.file(path);
-      if (!found) throw notFound(`No multimedia file at '${path}'`);
-      await send(found, res, path);
+      const range = found ? requestedRange(req, found.file.size) : undefined;
+      if (range === "unsatisfiable") return void res.status(416).set("Content-Range", `bytes */${found!.file.size}`).end();
+      const content = await found?.read(range);
+      if (!content) throw notFound(`No multimedia file at '${path}'`);
+      await send(content, res, path);
     }),
   });
   return router;
@@ -84,18 +91,32 @@ function declaredLength(req: Request): number | undefined {
 }
 
 /**
- * Sends a stored file's bytes. A failure of its stream ends this response only: before any byte
+ * The one byte range a request asks for (RFC 9110 §14.2) of a file of `size` bytes; undefined for
+ * the whole file. A request without Range, with several ranges, a malformed one, or with If-Range
+ * (no validator is sent, so none can match) is answered whole; a range past the end, 416.
+ */
+function requestedRange(req: Request, size: number): ByteRange | "unsatisfiable" | undefined {
+  if (!req.headers.range || req.headers["if-range"]) return undefined;
+  const ranges = req.range(size);
+  if (ranges === -1) return "unsatisfiable";
+  if (!Array.isArray(ranges) || ranges.type !== "bytes" || ranges.length !== 1) return undefined;
+  return { start: ranges[0]!.start, end: ranges[0]!.end };
+}
+
+/**
+ * Sends a stored file's bytes, or the range asked for (206 with Content-Range). A failure of its stream ends this response only: before any byte
  * (the file does not open, the database is gone at the first chunk) it is thrown, for the family's
  * error body; once the headers are out the response is cut short (the client sees a truncated
  * body, never a wrong one) and the failure logged.
  */
-async function send({ file, stream: source }: MediaFileContent, res: Response, path: string): Promise<void> {
+async function send({ file, stream: source, range }: MediaFileContent, res: Response, path: string): Promise<void> {
   // the first chunk (or the end) before any header is set; `once` rejects on 'error'
   await once(source, "readable");
   res
-    .status(200)
+    .status(range ? 206 : 200)
     .type(file.contentType)
-    .set({ "Content-Length": String(file.size), ...MEDIA_HEADERS });
+    .set({ "Content-Length": String(range ? range.end - range.start + 1 : file.size), ...MEDIA_HEADERS });
+  if (range) res.set("Content-Range", `bytes ${range.start}-${range.end}/${file.size}`);
   try {
     await pipeline(source, res);
   } catch (error) {

@@ -11,6 +11,7 @@ import { multimediaJobDuration } from "../observability/metrics.ts";
 import type { AppSystem } from "../apps/app.system.ts";
 import type { Config } from "../config.ts";
 import type { BlobStore } from "./blob-store.ts";
+import type { ByteSource } from "./archive/byte-source.ts";
 import { Superseded, type Attempt, type JobAttempts } from "./job.attempt.ts";
 import type { JobQueue, TaskAttempt } from "./job.queue.ts";
 import { MEDIA_CLASS } from "./archive/media-types.ts";
@@ -58,13 +59,14 @@ export class MultimediaWorker {
         );
     };
     log.info("multimedia job started", { processingId: job.id, attempt: job.attempts });
-    const archive = await this.blobs.localFile(job.archiveKey);
+    // read by range where it is stored (an object store), or a local copy (the database store)
+    const archive = await this.blobs.open(job.archiveKey);
     if (!archive) {
       ended("failed", { reason: "The uploaded archive is missing." });
       return attempt.fail("The uploaded archive is missing.");
     }
     try {
-      await this.process(attempt, archive.path, task.signal);
+      await this.process(attempt, archive, task.signal);
       ended("complete");
     } catch (error) {
       if (error instanceof Superseded) return ended("superseded");
@@ -79,13 +81,13 @@ export class MultimediaWorker {
       ended("crashed", { error });
       throw error;
     } finally {
-      await archive.release();
+      await archive.close();
     }
   }
 
-  private async process(attempt: Attempt, archivePath: string, claim: AbortSignal): Promise<void> {
+  private async process(attempt: Attempt, archive: ByteSource, claim: AbortSignal): Promise<void> {
     const references = await this.apps.references({ id: attempt.job.domainId }, attempt.job.appId);
-    const { result, stored } = await processArchive(archivePath, references, zipLimitsOf(this.config), await this.blobs.tempDir(), {
+    const { result, stored } = await processArchive(archive, references, zipLimitsOf(this.config), await this.blobs.tempDir(), {
       progress: (current, total) => attempt.progress(current, total),
       store: (file) => attempt.store({ ...file, mediaClass: MEDIA_CLASS[file.mediaType] }),
       // a lost claim means pg-boss has already given the job to another attempt

@@ -10,10 +10,12 @@ import { tempPrefix } from "../util/temp-entries.ts";
 
 /**
  * A multipart/form-data body read with busboy: text fields in memory (bounded in total), the named
- * file fields streamed to a temporary directory (bounded by `maxFileBytes`), other files drained
- * unread. Any limit passed is refused (413), never a silent drop or truncation. A body that stops
- * early (the client hangs up, a stream fails) ends the read at once: the files are closed, the
- * directory removed and the promise rejected, so no descriptor, file or pending request is left.
+ * file fields streamed to a temporary directory or handed as streams to their receivers (an object
+ * store's upload), bounded by `maxFileBytes`, other files drained unread. Any limit passed is
+ * refused (413), never a silent drop or truncation. A body that stops early (the client hangs up,
+ * a stream fails) ends the read at once: the files are closed, what the receivers made dropped,
+ * the directory removed and the promise rejected, so no descriptor, file or pending request is
+ * left.
  */
 interface UploadedFile {
   path: string;
@@ -21,15 +23,33 @@ interface UploadedFile {
   filename: string;
 }
 
-export interface Multipart {
+/** What a receiver made of a file part's bytes: dropped by `cleanup` unless the caller kept it. */
+interface Received {
+  drop(): Promise<void>;
+}
+
+/** A file part taken by its field's receiver, and the name the client gave it. */
+interface ReceivedFile<R> {
+  received: R;
+  filename: string;
+}
+
+export interface Multipart<R extends Received = Received> {
   fields: Record<string, string>;
   files: Record<string, UploadedFile>;
+  /** the parts of the `receivers`' fields */
+  received: Record<string, ReceivedFile<R>>;
   cleanup(): Promise<void>;
 }
 
-export interface MultipartOptions {
+export interface MultipartOptions<R extends Received = Received> {
   tempDir: string;
   fileFields: string[];
+  /**
+   * File fields whose bytes go to a receiver as they arrive rather than to a file; it resolves
+   * once it has them all, and rejects when the stream fails (the body cut short, a limit passed).
+   */
+  receivers?: Record<string, (stream: Readable) => Promise<R>>;
   maxFileBytes: number;
   /** the text fields' names and values together (BODY_LIMIT_BYTES: "largest JSON or form body") */
   maxFieldBytes: number;
@@ -43,16 +63,21 @@ const malformed = () => badInput("Malformed multipart body.");
 const tooLarge = (message: string) => new DomainError("PAYLOAD_TOO_LARGE", message);
 const cutShort = () => badInput("The request body ended before it was complete.");
 
-export async function readMultipart(req: Request, options: MultipartOptions): Promise<Multipart> {
+export async function readMultipart<R extends Received = Received>(req: Request, options: MultipartOptions<R>): Promise<Multipart<R>> {
   const dir = await mkdtemp(path.join(options.tempDir, tempPrefix("upload")));
-  const cleanup = () => rm(dir, { recursive: true, force: true });
+  const removeDir = () => rm(dir, { recursive: true, force: true });
   if (!(req.headers["content-type"] ?? "").toLowerCase().startsWith("multipart/form-data")) {
-    return { fields: {}, files: {}, cleanup };
+    return { fields: {}, files: {}, received: {}, cleanup: removeDir };
   }
   try {
-    return { ...(await parse(req, dir, options)), cleanup };
+    const body = await parse(req, dir, options);
+    const cleanup = async () => {
+      await Promise.all(Object.values(body.received).map((file) => file.received.drop()));
+      await removeDir();
+    };
+    return { ...body, cleanup };
   } catch (error) {
-    await cleanup();
+    await removeDir();
     throw error;
   }
 }
@@ -62,13 +87,22 @@ async function closed(stream: WriteStream): Promise<void> {
   if (!stream.closed) await once(stream, "close").catch(() => {});
 }
 
-function parse(req: Request, dir: string, options: MultipartOptions): Promise<Pick<Multipart, "fields" | "files">> {
+function parse<R extends Received>(
+  req: Request,
+  dir: string,
+  options: MultipartOptions<R>,
+): Promise<Pick<Multipart<R>, "fields" | "files" | "received">> {
   return new Promise((resolve, reject) => {
     const fields: Record<string, string> = {};
     const files: Record<string, UploadedFile> = {};
+    const received: Record<string, ReceivedFile<R>> = {};
+    const receivers = options.receivers ?? {};
     const incoming: Readable[] = [];
     const outputs: WriteStream[] = [];
     const written: Promise<void>[] = [];
+    /** the receivers' work, settled before a failure is answered (what they made is dropped) */
+    const receiving: Promise<unknown>[] = [];
+    const receivedNames = new Set<string>();
     let fieldBytes = 0;
     let settled = false;
     let parser: busboy.Busboy | undefined;
@@ -83,7 +117,8 @@ function parse(req: Request, dir: string, options: MultipartOptions): Promise<Pi
       for (const stream of incoming) stream.destroy();
       for (const out of outputs) out.destroy();
       parser?.destroy();
-      void Promise.all(outputs.map(closed)).then(() => reject(error));
+      const receiversDone = Promise.allSettled(receiving).then(() => Promise.all(Object.values(received).map((file) => file.received.drop())));
+      void Promise.all([...outputs.map(closed), receiversDone.catch(() => {})]).then(() => reject(error));
     };
 
     // the client hung up before the body ended (a request already gone never starts)
@@ -118,6 +153,7 @@ function parse(req: Request, dir: string, options: MultipartOptions): Promise<Pi
       // A body cut off inside a file part fails that file's stream too ("Unexpected end of
       // form"): without a listener that error would be uncaught and end the process.
       stream.on("error", () => fail(malformed()));
+      if (!settled && Object.hasOwn(receivers, name) && !receivedNames.has(name)) return receive(name, stream, info.filename ?? "");
       if (settled || !options.fileFields.includes(name) || files[name]) return void stream.resume();
       const file = path.join(dir, `${Object.keys(files).length}-${name}`);
       const entry: UploadedFile = { path: file, size: 0, filename: info.filename ?? "" };
@@ -135,6 +171,17 @@ function parse(req: Request, dir: string, options: MultipartOptions): Promise<Pi
       written.push(finished);
       stream.pipe(out);
     });
+    const receive = (name: string, stream: Readable, filename: string) => {
+      receivedNames.add(name);
+      stream.on("limit", () => fail(tooLarge(`The uploaded file is larger than ${options.maxFileBytes} bytes.`)));
+      const done = receivers[name]!(stream).then((made) => {
+        received[name] = { received: made, filename };
+      });
+      receiving.push(done);
+      // a receiver that gives up (the store refusing) ends the read at once: no one else reads its stream
+      done.catch(fail);
+      written.push(done);
+    };
     parser.on("error", () => fail(malformed()));
     parser.on("close", () => {
       if (settled) return;
@@ -142,7 +189,7 @@ function parse(req: Request, dir: string, options: MultipartOptions): Promise<Pi
         () => {
           if (settled) return;
           settled = true;
-          resolve({ fields, files });
+          resolve({ fields, files, received });
         },
         (error: unknown) => fail(error),
       );

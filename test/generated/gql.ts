@@ -62,6 +62,7 @@ type Documents = {
     "\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n": typeof types.GqlDeleteLocationTypeDocument,
     "\n  query LocationNodeIds($domain: String!, $locationId: ID!) {\n    location(domain: $domain, locationId: $locationId) { id locationId locationType { id code } }\n    locationTypes(domain: $domain) { id code }\n  }\n": typeof types.LocationNodeIdsDocument,
     "\n  query LocationNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Location { locationId name locationType { code } }\n      ... on LocationType { code name parentCode }\n    }\n  }\n": typeof types.LocationNodeByIdDocument,
+    "\n  query ObjectStoreFiles($domain: String!, $appId: ID!) {\n    app(domain: $domain, appId: $appId) {\n      multimedia {\n        sha256\n        size\n        contentType\n        downloadUrl\n      }\n    }\n  }\n": typeof types.ObjectStoreFilesDocument,
 };
 const documents: Documents = {
     "\n  mutation CreateDomain($name: String!) {\n    createDomain(name: $name) { id name }\n  }\n": types.CreateDomainDocument,
@@ -112,6 +113,7 @@ const documents: Documents = {
     "\n  mutation GqlDeleteLocationType($domain: String!, $code: String!) {\n    deleteLocationType(domain: $domain, code: $code)\n  }\n": types.GqlDeleteLocationTypeDocument,
     "\n  query LocationNodeIds($domain: String!, $locationId: ID!) {\n    location(domain: $domain, locationId: $locationId) { id locationId locationType { id code } }\n    locationTypes(domain: $domain) { id code }\n  }\n": types.LocationNodeIdsDocument,
     "\n  query LocationNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Location { locationId name locationType { code } }\n      ... on LocationType { code name parentCode }\n    }\n  }\n": types.LocationNodeByIdDocument,
+    "\n  query ObjectStoreFiles($domain: String!, $appId: ID!) {\n    app(domain: $domain, appId: $appId) {\n      multimedia {\n        sha256\n        size\n        contentType\n        downloadUrl\n      }\n    }\n  }\n": types.ObjectStoreFilesDocument,
 };
 
 /**
@@ -320,6 +322,10 @@ export function graphql(source: "\n  query LocationNodeIds($domain: String!, $lo
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query LocationNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Location { locationId name locationType { code } }\n      ... on LocationType { code name parentCode }\n    }\n  }\n"): (typeof documents)["\n  query LocationNodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Location { locationId name locationType { code } }\n      ... on LocationType { code name parentCode }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ObjectStoreFiles($domain: String!, $appId: ID!) {\n    app(domain: $domain, appId: $appId) {\n      multimedia {\n        sha256\n        size\n        contentType\n        downloadUrl\n      }\n    }\n  }\n"): (typeof documents)["\n  query ObjectStoreFiles($domain: String!, $appId: ID!) {\n    app(domain: $domain, appId: $appId) {\n      multimedia {\n        sha256\n        size\n        contentType\n        downloadUrl\n      }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

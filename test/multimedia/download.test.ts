@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { rm } from "node:fs/promises";
+import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { log } from "../../src/log.ts";
@@ -83,10 +84,9 @@ describe("F3: a media file whose stream fails ends that response only; the serve
     if (app.db.url) return context.skip(); // the file store of the embedded database only
     const { appId, bytes } = await storedImage("gone.png", 203);
     const stored = await app.db.prisma.multimediaFile.findFirstOrThrow({ where: { sha256: createHash("sha256").update(bytes).digest("hex") } });
-    const local = await app.services.blobs.localFile(stored.blobKey);
     // the file found by the lookup, then gone when the stream opens it
     vi.spyOn(app.services.blobs, "has").mockResolvedValueOnce(true);
-    await rm(local!.path);
+    await rm(path.join(app.services.config.dataDir, "blobs", stored.blobKey));
     const res = await app.http().get(`/a/${DOMAIN}/apps/api/${appId}/multimedia/file/gone.png`).set("Authorization", user.authorization);
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ success: false, error: "Internal server error" });

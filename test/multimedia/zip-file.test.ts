@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, open, rm, writeFile, type FileHandle } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { fileSource, type ByteSource } from "../../src/multimedia/archive/byte-source.ts";
 import { WindowedFile } from "../../src/multimedia/archive/zip-file.ts";
 
 /**
@@ -14,17 +15,17 @@ const MiB = 1024 * 1024;
 const CONTENT = randomBytes(19 * MiB + 12_345);
 
 let dir: string;
-let handle: FileHandle;
+let source: ByteSource | undefined;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "zip-file-"));
   await writeFile(path.join(dir, "data"), CONTENT);
 });
-afterEach(() => handle?.close());
+afterEach(() => source?.close());
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 async function windowed(): Promise<WindowedFile> {
-  handle = await open(path.join(dir, "data"), "r");
-  return new WindowedFile(handle, CONTENT.length);
+  source = await fileSource(path.join(dir, "data"));
+  return new WindowedFile(source, CONTENT.length);
 }
 
 describe("WindowedFile", () => {

@@ -1,4 +1,3 @@
-import { open, type FileHandle } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { crc32, createInflateRaw } from "node:zlib";
@@ -16,6 +15,7 @@ import {
   verifiedMemberData,
   type ZipLimits,
 } from "./zip-entries.ts";
+import { fileSource, type ByteSource } from "./byte-source.ts";
 import { dataStart, openDirectory, WindowedFile } from "./zip-file.ts";
 
 /**
@@ -111,42 +111,49 @@ function checkMembers(zip: yauzl.ZipFile, data: WindowedFile, limits: ZipLimits)
 }
 
 /** Whether the entries the job reads expand the archive beyond its ratio limit (a second pass over the directory). */
-async function overArchiveRatio(handle: FileHandle, size: number, limits: ZipLimits): Promise<boolean> {
-  const zip = await openDirectory(handle, size, DIRECTORY_BLOCK_BYTES);
+async function overArchiveRatio(source: ByteSource, limits: ZipLimits): Promise<boolean> {
+  const zip = await openDirectory(source, DIRECTORY_BLOCK_BYTES);
   try {
-    return archiveRatioRefusal(await declaredExpansion(zip, limits), size, limits) !== undefined;
+    return archiveRatioRefusal(await declaredExpansion(zip, limits), source.size, limits) !== undefined;
   } finally {
     zip.close();
   }
 }
 
-/** Checks that a file is a ZIP whose central directory reads and whose members' data is intact. */
-export async function checkArchive(file: string, limits: ZipLimits): Promise<ArchiveCheck> {
-  const handle = await open(file, "r");
+/**
+ * Checks that an archive (a local file, or its bytes read by range from a store, which the caller
+ * owns and closes) is a ZIP whose central directory reads and whose members' data is intact.
+ */
+export async function checkArchive(archive: string | ByteSource, limits: ZipLimits): Promise<ArchiveCheck> {
+  if (typeof archive !== "string") return checkSource(archive, limits);
+  const source = await fileSource(archive);
   try {
-    const head = Buffer.alloc(4);
-    await handle.read(head, 0, 4, 0);
-    if (!ZIP_MAGIC.includes(head.toString("latin1"))) return { state: "not-zip" };
-    const size = (await handle.stat()).size;
-    // a directory that does not read is corrupt; a failure to read the file is not (as for members)
-    const zip = await openDirectory(handle, size, DIRECTORY_BLOCK_BYTES).catch((error: unknown) => {
-      if (isSystemError(error)) throw error;
-    });
-    if (!zip) return { state: "corrupt" };
-    const data = new WindowedFile(handle, size);
-    try {
-      // an archive refused whole for its ratio is not inflated here: its job fails before any entry
-      if (await overArchiveRatio(handle, size, limits)) return { state: "ok", entries: zip.entryCount };
-      await checkMembers(zip, data, limits);
-      return { state: "ok", entries: zip.entryCount };
-    } catch (error) {
-      if (error instanceof MemberDamage || !isSystemError(error)) return { state: "corrupt" };
-      throw error;
-    } finally {
-      zip.close();
-      await data.settle();
-    }
+    return await checkSource(source, limits);
   } finally {
-    await handle.close();
+    await source.close();
+  }
+}
+
+async function checkSource(source: ByteSource, limits: ZipLimits): Promise<ArchiveCheck> {
+  const head = Buffer.alloc(4);
+  const headBytes = source.size >= 4 ? await source.read(head, 0, 4, 0) : 0;
+  if (headBytes < 4 || !ZIP_MAGIC.includes(head.toString("latin1"))) return { state: "not-zip" };
+  // a directory that does not read is corrupt; a failure to read the source is not (as for members)
+  const zip = await openDirectory(source, DIRECTORY_BLOCK_BYTES).catch((error: unknown) => {
+    if (isSystemError(error)) throw error;
+  });
+  if (!zip) return { state: "corrupt" };
+  const data = new WindowedFile(source, source.size);
+  try {
+    // an archive refused whole for its ratio is not inflated here: its job fails before any entry
+    if (await overArchiveRatio(source, limits)) return { state: "ok", entries: zip.entryCount };
+    await checkMembers(zip, data, limits);
+    return { state: "ok", entries: zip.entryCount };
+  } catch (error) {
+    if (error instanceof MemberDamage || !isSystemError(error)) return { state: "corrupt" };
+    throw error;
+  } finally {
+    zip.close();
+    await data.settle();
   }
 }

@@ -2,6 +2,7 @@ import { promisify } from "node:util";
 import { crc32, inflateRaw, inflateRawSync } from "node:zlib";
 import yauzl from "yauzl";
 import type { Config } from "../../config.ts";
+import { SourceReadError } from "./byte-source.ts";
 
 /**
  * What the upload check (zip-check.ts) and the processor (zip-processor.ts) agree on about an
@@ -112,12 +113,12 @@ export function archiveRatioRefusal(expanded: number, archiveBytes: number, limi
 }
 
 /**
- * Whether a failure happened in a system call (the archive file unreadable, too many open files,
- * the spool disk full) rather than on the archive's own bytes: the upload answers it with a 500,
+ * Whether a failure happened in a system call or the object store (the archive file unreadable,
+ * too many open files, the spool disk full, the store refusing) rather than on the archive's own bytes: the upload answers it with a 500,
  * not a 400 "corrupt"; the job stops rather than list one entry unreadable.
  */
 export function isSystemError(error: unknown): boolean {
-  return typeof (error as { syscall?: unknown } | null)?.syscall === "string";
+  return error instanceof SourceReadError || typeof (error as { syscall?: unknown } | null)?.syscall === "string";
 }
 
 /** A member's data is not what its directory entry claims; `larger`: it holds more than it claims. */

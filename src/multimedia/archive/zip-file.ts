@@ -1,7 +1,6 @@
-import { fstatSync } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import yauzl from "yauzl";
+import type { ByteSource } from "./byte-source.ts";
 import { MemberDamage, ZIP_OPTIONS } from "./zip-entries.ts";
 
 /**
@@ -13,8 +12,6 @@ import { MemberDamage, ZIP_OPTIONS } from "./zip-entries.ts";
 
 /** How much of the archive one read of `WindowedFile` takes (several small members at once). */
 const WINDOW_BYTES = 4 * 1024 * 1024;
-/** How much of a member streamed by yauzl one read takes. */
-const STREAM_CHUNK_BYTES = 256 * 1024;
 const LOCAL_HEADER_BYTES = 30;
 const LOCAL_HEADER_SIGNATURE = 0x04034b50;
 
@@ -24,29 +21,18 @@ interface Window {
 }
 
 /**
- * How many of `length` bytes at `position` the file still holds. Bytes read earlier are served
- * only as far as the file still goes, so that an archive cut short while it is read fails as it
- * did when every record was read from the file (a synchronous fstat: no thread-pool round trip).
+ * How many of `length` bytes at `position` the source still holds. Bytes read earlier are served
+ * only as far as the source still goes, so that an archive cut short while it is read fails as it
+ * did when every record was read from it.
  */
-function stillThere(handle: FileHandle, position: number, length: number): number {
-  return Math.max(0, Math.min(length, fstatSync(handle.fd).size - position));
+function stillThere(source: ByteSource, position: number, length: number): number {
+  return Math.max(0, Math.min(length, source.sizeNow() - position));
 }
 
-/** Reads `length` bytes at `position` into `buffer` from its start; how many it read (fewer only at the end of the file). */
-async function readInto(handle: FileHandle, buffer: Buffer, position: number, length: number): Promise<number> {
-  let filled = 0;
-  while (filled < length) {
-    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return filled;
-}
-
-/** Reads `length` bytes at `position` into a fresh buffer (fewer only at the end of the file). */
-async function readAt(handle: FileHandle, position: number, length: number): Promise<Window> {
+/** Reads `length` bytes at `position` into a fresh buffer (fewer only at the end of the source). */
+async function readAt(source: ByteSource, position: number, length: number): Promise<Window> {
   const data = Buffer.allocUnsafe(Math.max(0, length));
-  return { start: position, data: data.subarray(0, await readInto(handle, data, position, data.length)) };
+  return { start: position, data: data.subarray(0, await source.read(data, 0, data.length, position)) };
 }
 
 const NO_WINDOW: Window = { start: 0, data: Buffer.alloc(0) };
@@ -68,7 +54,7 @@ export class WindowedFile {
   private buffers: [Buffer, Buffer] | undefined;
 
   constructor(
-    private readonly handle: FileHandle,
+    private readonly source: ByteSource,
     readonly size: number,
   ) {}
 
@@ -95,7 +81,7 @@ export class WindowedFile {
   chunk(position: number, maxLength: number): Promise<Buffer> {
     const served = (window: Window) => {
       const offset = position - window.start;
-      return Buffer.from(window.data.subarray(offset, offset + stillThere(this.handle, position, maxLength)));
+      return Buffer.from(window.data.subarray(offset, offset + stillThere(this.source, position, maxLength)));
     };
     if (this.holds(this.window, position)) return Promise.resolve(served(this.window));
     const read = this.turn.then(async () => {
@@ -149,21 +135,21 @@ export class WindowedFile {
 
   private async read(position: number, into: Buffer): Promise<Window> {
     const length = Math.min(into.length, this.size - position);
-    return { start: position, data: into.subarray(0, await readInto(this.handle, into, position, length)) };
+    return { start: position, data: into.subarray(0, await this.source.read(into, 0, length, position)) };
   }
 }
 
 /**
  * yauzl's reads (the end record, the central directory record by record, local headers) served
- * from blocks of the file: one read per block rather than two per record. Member data streamed by
- * yauzl (`openReadStream`) is read straight from the file. The caller owns `handle` and closes it
- * once the ZipFile has emitted "close" (every stream let go of it).
+ * from blocks of the source: one read per block rather than two per record. Member data streamed
+ * by yauzl (`openReadStream`) is streamed straight from the source. The caller owns `source` and
+ * closes it once the ZipFile has emitted "close" (every stream let go of it).
  */
 class BlockReader extends yauzl.RandomAccessReader {
   private block: Window = { start: 0, data: Buffer.alloc(0) };
 
   constructor(
-    private readonly handle: FileHandle,
+    private readonly source: ByteSource,
     private readonly blockBytes: number,
   ) {
     super();
@@ -175,13 +161,13 @@ class BlockReader extends yauzl.RandomAccessReader {
         buffer,
         offset,
         position - block.start,
-        Math.min(position - block.start + stillThere(this.handle, position, length), block.data.length),
+        Math.min(position - block.start + stillThere(this.source, position, length), block.data.length),
       );
     if (position >= this.block.start && position + length <= this.block.start + this.block.data.length) {
       const copied = copy(this.block);
       return void process.nextTick(callback, null, copied);
     }
-    readAt(this.handle, position, Math.max(length, this.blockBytes)).then(
+    readAt(this.source, position, Math.max(length, this.blockBytes)).then(
       (block) => {
         this.block = block;
         callback(null, copy(block));
@@ -191,27 +177,17 @@ class BlockReader extends yauzl.RandomAccessReader {
   }
 
   override _readStreamForRange(start: number, end: number): Readable {
-    // not handle.createReadStream: destroying such a stream closes the handle, autoClose or not
-    const handle = this.handle;
-    async function* range() {
-      for (let at = start; at < end; ) {
-        const { data } = await readAt(handle, at, Math.min(STREAM_CHUNK_BYTES, end - at));
-        if (data.length === 0) return;
-        at += data.length;
-        yield data;
-      }
-    }
-    return Readable.from(range(), { objectMode: false });
+    return this.source.stream(start, end);
   }
 }
 
 /**
- * The archive's central directory, read through `handle` in blocks of `blockBytes`; yauzl's error
+ * The archive's central directory, read from `source` in blocks of `blockBytes`; yauzl's error
  * when it does not read.
  */
-export function openDirectory(handle: FileHandle, size: number, blockBytes: number): Promise<yauzl.ZipFile> {
+export function openDirectory(source: ByteSource, blockBytes: number): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) =>
-    yauzl.fromRandomAccessReader(new BlockReader(handle, blockBytes), size, { ...ZIP_OPTIONS, autoClose: false }, (error, zip) =>
+    yauzl.fromRandomAccessReader(new BlockReader(source, blockBytes), source.size, { ...ZIP_OPTIONS, autoClose: false }, (error, zip) =>
       error || !zip ? reject(error ?? new Error("no zip")) : resolve(zip),
     ),
   );

@@ -1,7 +1,7 @@
 import { createHash, hash } from "node:crypto";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { once } from "node:events";
-import { mkdtemp, open, rm, type FileHandle } from "node:fs/promises";
+import { mkdtemp, open, rm } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
@@ -27,6 +27,7 @@ import {
   verifiedMemberData,
   type ZipLimits,
 } from "./zip-entries.ts";
+import { fileSource, type ByteSource } from "./byte-source.ts";
 import { dataStart, openDirectory, WindowedFile } from "./zip-file.ts";
 
 /**
@@ -237,8 +238,8 @@ function entryReader(zip: yauzl.ZipFile): { next(): Promise<yauzl.Entry | null> 
  * Why the whole archive is refused for its expansion ratio, from its central directory alone
  * (before any entry is inflated), or undefined. A directory that does not read is corrupt.
  */
-async function ratioRefusal(handle: FileHandle, size: number, limits: ZipLimits): Promise<string | undefined> {
-  const zip = await openDirectory(handle, size, BLOCK_BYTES).catch((error: Error) => {
+async function ratioRefusal(source: ByteSource, limits: ZipLimits): Promise<string | undefined> {
+  const zip = await openDirectory(source, BLOCK_BYTES).catch((error: Error) => {
     throw new ArchiveError(`ZIP file is corrupt: ${error.message}`);
   });
   const fdClosed = new Promise<void>((resolve) => zip.once("close", resolve));
@@ -246,7 +247,7 @@ async function ratioRefusal(handle: FileHandle, size: number, limits: ZipLimits)
     const expanded = await declaredExpansion(zip, limits).catch((error: Error) => {
       throw new ArchiveError(`ZIP file is corrupt: ${error.message}`);
     });
-    return archiveRatioRefusal(expanded, size, limits);
+    return archiveRatioRefusal(expanded, source.size, limits);
   } finally {
     await closeArchive(zip, fdClosed);
   }
@@ -259,35 +260,36 @@ async function ratioRefusal(handle: FileHandle, size: number, limits: ZipLimits)
 const BLOCK_BYTES = 64 * 1024;
 
 /** The archive file, open; any failure to open it is the archive's. */
-async function openArchive(file: string): Promise<{ handle: FileHandle; size: number }> {
-  let handle: FileHandle | undefined;
+async function openArchive(file: string): Promise<ByteSource> {
   try {
-    handle = await open(file, "r");
-    return { handle, size: (await handle.stat()).size };
+    return await fileSource(file);
   } catch (error) {
-    await handle?.close();
     throw new ArchiveError(`ZIP file is corrupt: ${(error as Error).message}`);
   }
 }
 
+/**
+ * Processes an archive: a local file, or its bytes read by range from a store (the caller owns
+ * that source and closes it). Large entries are spooled one at a time under `tempRoot`.
+ */
 export async function processArchive(
-  file: string,
+  archive: string | ByteSource,
   references: Reference[],
   limits: ZipLimits,
   tempRoot: string,
   hooks: ProcessHooks,
 ): Promise<{ result: ArchiveResult; stored: StoredMedia[] }> {
-  const { handle, size } = await openArchive(file);
+  if (typeof archive !== "string") return processSource(archive, references, limits, tempRoot, hooks);
+  const source = await openArchive(archive);
   try {
-    return await processOpenArchive(handle, size, references, limits, tempRoot, hooks);
+    return await processSource(source, references, limits, tempRoot, hooks);
   } finally {
-    await handle.close();
+    await source.close();
   }
 }
 
-async function processOpenArchive(
-  file: FileHandle,
-  size: number,
+async function processSource(
+  file: ByteSource,
   references: Reference[],
   limits: ZipLimits,
   tempRoot: string,
@@ -296,18 +298,18 @@ async function processOpenArchive(
   const byPath = new Map(references.map((r) => [r.path.toLowerCase(), r]));
   const result = emptyArchiveResult();
   const stored: StoredMedia[] = [];
-  const refusal = await ratioRefusal(file, size, limits);
+  const refusal = await ratioRefusal(file, limits);
   if (refusal) throw new ArchiveError(refusal);
   const dir = await mkdtemp(path.join(tempRoot, tempPrefix("archive")));
   let zip: yauzl.ZipFile;
   try {
-    zip = await openDirectory(file, size, BLOCK_BYTES);
+    zip = await openDirectory(file, BLOCK_BYTES);
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw new ArchiveError(`ZIP file is corrupt: ${(error as Error).message}`);
   }
   const fdClosed = new Promise<void>((resolve) => zip.once("close", resolve));
-  const archive = new WindowedFile(file, size);
+  const archive = new WindowedFile(file, file.size);
   const total = zip.entryCount;
   result.total_files = total;
   let current = 0;

@@ -1,0 +1,15 @@
+/** The part of `@20minutes/s3rver` (which ships no types) the tests use: test/helpers/object-store.ts. */
+declare module "@20minutes/s3rver" {
+  interface S3rverOptions {
+    address: string;
+    port: number;
+    directory: string;
+    silent: boolean;
+    configureBuckets: { name: string }[];
+  }
+  export default class S3rver {
+    constructor(options: S3rverOptions);
+    run(): Promise<unknown>;
+    close(): Promise<void>;
+  }
+}
