@@ -54,7 +54,7 @@ export class AppRepository {
         name: app.name,
         docType: app.docType,
         version: 1,
-        versions: { create: { version: 1, name: app.name, source: app.source } },
+        versions: { create: { domainId, version: 1, name: app.name, source: app.source } },
       },
     });
   }
@@ -68,9 +68,9 @@ export class AppRepository {
   }
 
   /** Makes `source` the app's current version `version` (the previous versions stay). */
-  async addVersion(tx: Transaction, appId: string, version: { version: number; name: string; source: object }): Promise<void> {
+  async addVersion(tx: Transaction, domainId: string, appId: string, version: { version: number; name: string; source: object }): Promise<void> {
     await tx.app.update({ where: { id: appId }, data: { name: version.name, version: version.version } });
-    await tx.appVersion.create({ data: { appId, version: version.version, name: version.name, source: version.source } });
+    await tx.appVersion.create({ data: { appId, domainId, version: version.version, name: version.name, source: version.source } });
   }
 
   async setMultimediaMap(tx: Transaction, appId: string, map: MultimediaMap): Promise<void> {

@@ -336,8 +336,8 @@ export class CaseWrites {
       RETURNING id)`);
     const touched = [...createdIds, ...updatedIds];
     await tx.$executeRaw`WITH ${join(steps, ", ")}
-      INSERT INTO form_cases (form_id, case_id, position)
-      SELECT form.id, v.case_id, v.position::int - 1
+      INSERT INTO form_cases (form_id, case_id, domain_id, position)
+      SELECT form.id, v.case_id, ${domain.id}::uuid, v.position::int - 1
       FROM form, unnest(${touched}::uuid[]) WITH ORDINALITY AS v(case_id, position)`;
   }
 }

@@ -30,7 +30,7 @@ beforeAll(async () => {
         domainId: domains[domain]!,
         name: id,
         docType: "Application",
-        versions: { create: { version: 1, name: id, source: source(path) } },
+        versions: { create: { domainId: domains[domain]!, version: 1, name: id, source: source(path) } },
       },
     });
   }
@@ -48,7 +48,9 @@ describe("references(domain, appId): the current version's references, within th
   });
 
   it("the latest version's references", async () => {
-    await app.db.prisma.appVersion.create({ data: { appId: OURS, version: 2, name: "v2", source: source("jr://file/commcare/audio/v2.mp3") } });
+    await app.db.prisma.appVersion.create({
+      data: { appId: OURS, domainId: domains.ours!, version: 2, name: "v2", source: source("jr://file/commcare/audio/v2.mp3") },
+    });
     expect(await system.references({ id: domains.ours! }, OURS)).toEqual([{ path: "jr://file/commcare/audio/v2.mp3", mediaType: "audio" }]);
   });
 });
