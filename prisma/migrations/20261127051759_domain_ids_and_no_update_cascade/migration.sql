@@ -126,12 +126,12 @@ CREATE TRIGGER "app_versions_fill_domain_id" BEFORE INSERT ON "app_versions"
 -- deletion, which would wait). At 1M form_cases rows it runs tens of seconds and leaves as many
 -- dead tuples for autovacuum. A larger table can be backfilled beforehand in batches (the same
 -- UPDATE with "AND ctid IN (SELECT ctid FROM form_cases WHERE domain_id IS NULL LIMIT 10000)",
--- repeated, once the column exists); this statement then finds nothing left.
+-- repeated, once the column exists): this statement then finds nothing left.
 UPDATE "form_cases" fc SET "domain_id" = f."domain_id" FROM "forms" f WHERE f."id" = fc."form_id" AND fc."domain_id" IS NULL;
 UPDATE "app_versions" v SET "domain_id" = a."domain_id" FROM "apps" a WHERE a."id" = v."app_id" AND v."domain_id" IS NULL;
 
 -- NOT NULL without a scan under ACCESS EXCLUSIVE: a CHECK added NOT VALID (instant), validated
--- (SHARE UPDATE EXCLUSIVE: reads and writes go on), lets SET NOT NULL skip its scan (instant);
+-- (SHARE UPDATE EXCLUSIVE: reads and writes go on), lets SET NOT NULL skip its scan (instant),
 -- the CHECK is then redundant.
 ALTER TABLE "form_cases" ADD CONSTRAINT "form_cases_domain_id_filled" CHECK ("domain_id" IS NOT NULL) NOT VALID;
 ALTER TABLE "form_cases" VALIDATE CONSTRAINT "form_cases_domain_id_filled";
