@@ -61,7 +61,7 @@ beforeAll(async () => {
      VALUES ('${ids.case}', '${ids.ours}', 't', 'n', 'o', now(), now(), now(), now())`,
   );
   await writeAsPreviousRelease(db, ids.form);
-  expect(await applyMigrations(db.adapterFactory)).toEqual([name]);
+  expect(await applyMigrations(db.adapterFactory)).toContain(name);
 });
 
 afterAll(async () => {

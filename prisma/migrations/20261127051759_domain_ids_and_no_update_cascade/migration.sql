@@ -104,8 +104,9 @@ ALTER TABLE "app_versions" ADD COLUMN "domain_id" UUID;
 -- still insert rows without it: these row triggers (no transition table) fill it from the parent,
 -- and only when it is missing. CREATE TRIGGER takes SHARE ROW EXCLUSIVE (instant) and so waits for
 -- the inserts in flight: every row without domain_id is committed before the backfill's snapshot.
--- The next migration drops them. Bodies as escape strings with \073 for each semicolon: the
--- adapter splits a migration on every semicolon, dollar quotes included.
+-- A migration of the following release drops them (docs/scaling.md). Bodies as escape strings
+-- with \073 for each semicolon: the adapter splits a migration on every semicolon, comments and
+-- dollar quotes included.
 CREATE FUNCTION "form_cases_fill_domain_id"() RETURNS trigger LANGUAGE plpgsql AS E'
 BEGIN
   SELECT "domain_id" INTO NEW."domain_id" FROM "forms" WHERE "id" = NEW."form_id"\073
