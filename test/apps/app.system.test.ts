@@ -30,7 +30,7 @@ beforeAll(async () => {
         domainId: domains[domain]!,
         name: id,
         docType: "Application",
-        versions: { create: { domainId: domains[domain]!, version: 1, name: id, source: source(path) } },
+        versions: { create: { version: 1, name: id, source: source(path) } },
       },
     });
   }
@@ -59,7 +59,7 @@ describe("mapMedia(tx, domain, appId, …): writes the domain's app only", () =>
   it("another domain's app id is left as it is", async () => {
     const mapping = { path: "jr://file/commcare/image/theirs.png", fileId: "f", mediaType: "image", sha256: "0".repeat(64) };
     await app.db.prisma.$transaction((tx) => system.mapMedia(tx, { id: domains.ours! }, THEIRS, [mapping]));
-    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id: THEIRS } })).multimediaMap).toEqual({});
+    expect((await app.db.prisma.app.findFirstOrThrow({ where: { id: THEIRS } })).multimediaMap).toEqual({});
   });
 
   it("the domain's app maps the path, replacing one of another case", async () => {
@@ -67,7 +67,7 @@ describe("mapMedia(tx, domain, appId, …): writes the domain's app only", () =>
     const second = { path: "jr://file/commcare/image/ours.png", fileId: "f2", mediaType: "image", sha256: "2".repeat(64) };
     await app.db.prisma.$transaction((tx) => system.mapMedia(tx, { id: domains.ours! }, OURS, [first]));
     await app.db.prisma.$transaction((tx) => system.mapMedia(tx, { id: domains.ours! }, OURS, [second]));
-    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id: OURS } })).multimediaMap).toEqual({
+    expect((await app.db.prisma.app.findFirstOrThrow({ where: { id: OURS } })).multimediaMap).toEqual({
       "jr://file/commcare/image/ours.png": { fileId: "f2", mediaType: "image", sha256: "2".repeat(64) },
     });
   });
