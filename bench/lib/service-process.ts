@@ -205,7 +205,7 @@ const handlers = {
   async createJob(total: number) {
     const appId = "b".repeat(32);
     await db.prisma.app.upsert({
-      where: { id: appId },
+      where: { id_domainId: { id: appId, domainId: domain.id } },
       create: { id: appId, domainId: domain.id, name: "bench", docType: "Application" },
       update: {},
     });

@@ -68,13 +68,13 @@ export class AppRepository {
   }
 
   /** Makes `source` the app's current version `version` (the previous versions stay). */
-  async addVersion(tx: Transaction, appId: string, version: { version: number; name: string; source: object }): Promise<void> {
-    await tx.app.update({ where: { id: appId }, data: { name: version.name, version: version.version } });
-    await tx.appVersion.create({ data: { appId, version: version.version, name: version.name, source: version.source } });
+  async addVersion(tx: Transaction, domainId: string, appId: string, version: { version: number; name: string; source: object }): Promise<void> {
+    await tx.app.update({ where: { id_domainId: { id: appId, domainId } }, data: { name: version.name, version: version.version } });
+    await tx.appVersion.create({ data: { appId, domainId, version: version.version, name: version.name, source: version.source } });
   }
 
-  async setMultimediaMap(tx: Transaction, appId: string, map: MultimediaMap): Promise<void> {
-    await tx.app.update({ where: { id: appId }, data: { multimediaMap: map } });
+  async setMultimediaMap(tx: Transaction, domainId: string, appId: string, map: MultimediaMap): Promise<void> {
+    await tx.app.update({ where: { id_domainId: { id: appId, domainId } }, data: { multimediaMap: map } });
   }
 
   /** Every version of the domain's apps named, newest first per app, in one query. */

@@ -155,7 +155,7 @@ export class AppScope {
         throw badInput(`Incompatible application type: the application is a ${app.docType}, the file is a ${docType}`);
       }
       const version = app.version + 1;
-      await this.repository.addVersion(tx, app.id, { version, name: appName ?? app.name, source });
+      await this.repository.addVersion(tx, this.domain.id, app.id, { version, name: appName ?? app.name, source });
       return { created: false, appId: app.id, version, warnings: missingWarning(references, app.multimediaMap) };
     });
   }

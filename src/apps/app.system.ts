@@ -43,6 +43,6 @@ export class AppSystem {
       for (const key of Object.keys(map)) if (key.toLowerCase() === m.path.toLowerCase()) delete map[key];
       map[m.path] = { fileId: m.fileId, mediaType: m.mediaType, sha256: m.sha256 };
     }
-    await this.repository.setMultimediaMap(tx, app.id, map);
+    await this.repository.setMultimediaMap(tx, domain.id, app.id, map);
   }
 }

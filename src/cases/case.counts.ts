@@ -1,8 +1,8 @@
 /**
  * Exact counts of the case list, remembered per count statement for one write version of its domain.
  *
- * Every statement that writes `cases` or `case_indices` bumps `case_write_versions.version` of the
- * domains it touched, in its own transaction (a trigger, prisma/migrations/20261126110954_…), and
+ * Every transaction that writes `cases` or `case_indices` bumps `case_write_versions.version` of the
+ * domains it touched, once each (a row trigger, prisma/migrations/…_case_write_versions_row_triggers), and
  * writers of one domain commit in version order. So a count read in the same statement as version v
  * is the count of every snapshot that reads v, on any process: a list that reads v again is answered
  * from here instead of visiting every match (at a million cases, the whole heap) on each request.

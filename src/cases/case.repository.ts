@@ -230,7 +230,7 @@ export class CaseRepository {
         to_char(c.indexed_on AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS indexed_on_key,
         ${writeVersion(domain.id)} AS write_version
       FROM cases c WHERE ${where} ORDER BY ${order} LIMIT ${limit}`;
-    const records = await this.withIndices(domain.name, rows);
+    const records = await this.withIndices(domain, rows);
     return {
       cases: records.map((record, i) => ({ record, key: { indexedOn: rows[i]!.indexed_on_key, caseId: rows[i]!.id } })),
       version: rows[0]?.write_version,
@@ -242,7 +242,7 @@ export class CaseRepository {
     if (!uuids.length) return new Map();
     const rows = await this.db.$queryRaw<CaseRow[]>`SELECT ${COLUMNS} FROM cases c
       WHERE c.domain_id = ${domain.id}::uuid AND c.id = ANY(${uuids}::uuid[])`;
-    const records = await this.withIndices(domain.name, rows);
+    const records = await this.withIndices(domain, rows);
     return new Map(records.map((r) => [r.id, r]));
   }
 
@@ -253,7 +253,7 @@ export class CaseRepository {
     const rows = await this.db.$queryRaw<CaseRow[]>`SELECT DISTINCT ON (c.external_id) ${COLUMNS} FROM cases c
       WHERE c.domain_id = ${domain.id}::uuid AND c.external_id = ANY(${unique}::text[])
       ORDER BY c.external_id, c.date_opened, c.id`;
-    const records = await this.withIndices(domain.name, rows);
+    const records = await this.withIndices(domain, rows);
     return new Map(records.map((r) => [r.externalId!, r]));
   }
 
@@ -303,13 +303,13 @@ export class CaseRepository {
     return new Map(rows.map((r) => [r.id, toRecord(domain.name, r, r.idx)]));
   }
 
-  private async withIndices(domainName: string, rows: CaseRow[]): Promise<CaseRecord[]> {
+  private async withIndices(domain: { id: string; name: string }, rows: CaseRow[]): Promise<CaseRecord[]> {
     if (!rows.length) return [];
     const indexRows = await this.db.$queryRaw<
       { case_id: string; name: string; referenced_id: string; referenced_type: string; relationship: string }[]
     >`
       SELECT case_id, name, referenced_id, referenced_type, relationship FROM case_indices
-      WHERE case_id = ANY(${rows.map((r) => r.id)}::uuid[])`;
+      WHERE domain_id = ${domain.id}::uuid AND case_id = ANY(${rows.map((r) => r.id)}::uuid[])`;
     const byCase = Map.groupBy(indexRows, (i) => i.case_id);
     const indicesOf = (caseId: string): CaseIndexRecord[] =>
       (byCase.get(caseId) ?? []).map((i) => ({
@@ -318,7 +318,7 @@ export class CaseRepository {
         referencedType: i.referenced_type,
         relationship: i.relationship,
       }));
-    return rows.map((r) => toRecord(domainName, r, indicesOf(r.id)));
+    return rows.map((r) => toRecord(domain.name, r, indicesOf(r.id)));
   }
 }
 

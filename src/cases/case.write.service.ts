@@ -313,7 +313,7 @@ export class CaseWrites {
     }
     if (removed.length) {
       steps.push(sql`removed_indices AS (
-        DELETE FROM case_indices WHERE (case_id, name) IN
+        DELETE FROM case_indices WHERE domain_id = ${domain.id}::uuid AND (case_id, name) IN
           (SELECT * FROM unnest(${removed.map((k) => k.caseId)}::uuid[], ${removed.map((k) => k.name)}::text[])))`);
     }
     if (set.length) {
@@ -324,7 +324,7 @@ export class CaseWrites {
                     ${set.map((r) => r.referencedId)}::uuid[], ${set.map((r) => r.referencedType)}::text[],
                     ${set.map((r) => r.relationship)}::text[])
              AS v(case_id, name, referenced_id, referenced_type, relationship)
-        ON CONFLICT (case_id, name) DO UPDATE SET domain_id = EXCLUDED.domain_id, referenced_id = EXCLUDED.referenced_id,
+        ON CONFLICT (case_id, name, domain_id) DO UPDATE SET referenced_id = EXCLUDED.referenced_id,
            referenced_type = EXCLUDED.referenced_type, relationship = EXCLUDED.relationship)`);
     }
 
@@ -336,8 +336,8 @@ export class CaseWrites {
       RETURNING id)`);
     const touched = [...createdIds, ...updatedIds];
     await tx.$executeRaw`WITH ${join(steps, ", ")}
-      INSERT INTO form_cases (form_id, case_id, position)
-      SELECT form.id, v.case_id, v.position::int - 1
+      INSERT INTO form_cases (form_id, case_id, domain_id, position)
+      SELECT form.id, v.case_id, ${domain.id}::uuid, v.position::int - 1
       FROM form, unnest(${touched}::uuid[]) WITH ORDINALITY AS v(case_id, position)`;
   }
 }

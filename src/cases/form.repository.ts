@@ -51,12 +51,15 @@ export class FormRepository {
       SELECT case_id, form_id FROM (
         SELECT fc.case_id, fc.form_id,
           row_number() OVER (PARTITION BY fc.case_id ORDER BY f.received_on, fc.form_id) AS rank
-        FROM form_cases fc JOIN forms f ON f.id = fc.form_id
-        WHERE fc.case_id = ANY(${ids}::uuid[]) AND f.domain_id = ${domain.id}::uuid
+        FROM form_cases fc JOIN forms f ON f.domain_id = fc.domain_id AND f.id = fc.form_id
+        WHERE fc.domain_id = ${domain.id}::uuid AND fc.case_id = ANY(${ids}::uuid[])
       ) ranked
       WHERE rank <= ${perCase}
       ORDER BY case_id, rank`;
-    const rows = await this.prisma.form.findMany({ where: { id: { in: [...new Set(firsts.map((f) => f.form_id))] } }, select: FORM_SELECT });
+    const rows = await this.prisma.form.findMany({
+      where: { domainId: domain.id, id: { in: [...new Set(firsts.map((f) => f.form_id))] } },
+      select: FORM_SELECT,
+    });
     const forms = new Map(rows.map((row) => [row.id, toForm(row)]));
     const byCase = Map.groupBy(firsts, (f) => f.case_id);
     return caseIds.map((id) => (byCase.get(id) ?? []).map((f) => forms.get(f.form_id)!));

@@ -59,11 +59,11 @@ export class LocationTypeRepository {
   }
 
   async update(domain: DomainRef, id: string, data: { name?: string; parentId?: string | null }): Promise<LocationTypeRecord> {
-    return record(domain, await this.db.locationType.update({ where: { id, domainId: domain.id }, data, include: WITH_PARENT }));
+    return record(domain, await this.db.locationType.update({ where: { id_domainId: { id, domainId: domain.id } }, data, include: WITH_PARENT }));
   }
 
   async delete(domain: DomainRef, id: string): Promise<void> {
-    await this.db.locationType.delete({ where: { id, domainId: domain.id } });
+    await this.db.locationType.delete({ where: { id_domainId: { id, domainId: domain.id } } });
   }
 
   /** The parent type's id (within the domain), or null. */

@@ -132,10 +132,10 @@ export class LocationRepository {
           WHERE l.domain_id = ${domain.id}::uuid AND l.id = ANY(${ids}::uuid[]) AND l.parent_id IS NOT NULL
         UNION ALL
         SELECT up.start_id, l.parent_id, up.depth + 1 FROM up JOIN locations l ON l.id = up.id
-          WHERE l.parent_id IS NOT NULL AND up.depth < 100
+          WHERE l.domain_id = ${domain.id}::uuid AND l.parent_id IS NOT NULL AND up.depth < 100
       )
       SELECT up.start_id, up.depth, r.* FROM up
-      JOIN LATERAL (${SELECT} WHERE l.id = up.id) r ON TRUE
+      JOIN LATERAL (${SELECT} WHERE l.domain_id = ${domain.id}::uuid AND l.id = up.id) r ON TRUE
       ORDER BY up.start_id, up.depth`;
     for (const row of rows) result.get(row.start_id)?.push(this.records(domain.name, [row])[0]);
     return result;
@@ -161,15 +161,15 @@ export class LocationRepository {
           WHERE l.domain_id = ${domain.id}::uuid AND l.parent_id = ANY(${ids}::uuid[])
         UNION ALL
         SELECT down.start_id, l.id, down.depth + 1 FROM down JOIN locations l ON l.parent_id = down.id
-          WHERE TRUE ${limit}
+          WHERE l.domain_id = ${domain.id}::uuid ${limit}
       ),
       ranked AS (
         SELECT down.start_id, down.depth, down.id,
           row_number() OVER (PARTITION BY down.start_id ORDER BY down.depth, l.name, l.id) AS rank
-        FROM down JOIN locations l ON l.id = down.id
+        FROM down JOIN locations l ON l.id = down.id AND l.domain_id = ${domain.id}::uuid
       )
       SELECT ranked.start_id, ranked.depth, r.* FROM ranked
-      JOIN LATERAL (${SELECT} WHERE l.id = ranked.id) r ON TRUE
+      JOIN LATERAL (${SELECT} WHERE l.domain_id = ${domain.id}::uuid AND l.id = ranked.id) r ON TRUE
       WHERE ranked.rank <= ${perStart}
       ORDER BY ranked.start_id, ranked.depth, r.name, r.id`;
     for (const row of rows) result.get(row.start_id)?.push(this.records(domain.name, [row])[0]);

@@ -183,11 +183,11 @@ export class LocationWriteScope extends LocationReadScope {
       lastModified: new Date(),
     };
     const id = existing?.id ?? newUuid();
-    if (existing) await tx.location.update({ where: { id }, data });
+    if (existing) await tx.location.update({ where: { id_domainId: { id, domainId: this.domain.id } }, data });
     else await tx.location.create({ data: { id, domainId: this.domain.id, ...data } });
     if (Object.hasOwn(data.locationData, "__proto__")) {
       // Prisma rebuilds Json input by assignment, which drops an own "__proto__" key: write it as given.
-      await tx.$executeRaw`UPDATE locations SET location_data = ${JSON.stringify(data.locationData)}::jsonb WHERE id = ${id}::uuid`;
+      await tx.$executeRaw`UPDATE locations SET location_data = ${JSON.stringify(data.locationData)}::jsonb WHERE domain_id = ${this.domain.id}::uuid AND id = ${id}::uuid`;
     }
     return (await new LocationRepository(tx).byIds(this.domain, [id])).get(id)!;
   }

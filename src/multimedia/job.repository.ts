@@ -179,7 +179,7 @@ export class JobRepository {
 
   /** The job as it is now, or null when it is gone. */
   current(id: string): Promise<JobRecord | null> {
-    return this.prisma.multimediaJob.findUnique({ where: { id } });
+    return this.prisma.multimediaJob.findFirst({ where: { id } });
   }
 
   /** The attempts that hold a running job. */
@@ -216,7 +216,7 @@ export class JobRepository {
     done: { current: number; result: object; completedAt: Date; expiresAt: Date },
   ): Promise<JobRecord | null> {
     const settled = await tx.multimediaJob.updateMany({ where: { id, lockedBy }, data: { status: "complete", ...done, lockedBy: null } });
-    return settled.count ? tx.multimediaJob.findUniqueOrThrow({ where: { id } }) : null;
+    return settled.count ? tx.multimediaJob.findFirstOrThrow({ where: { id } }) : null;
   }
 
   /** Fails the job (`where`): the settled row, or null when it did not match. */
@@ -224,14 +224,14 @@ export class JobRepository {
     const match = "lockedBy" in where ? { id: where.id, lockedBy: where.lockedBy } : { id: where.id, status: { in: UNSETTLED } };
     return this.prisma.$transaction(async (tx) => {
       const settled = await tx.multimediaJob.updateMany({ where: match, data: { status: "failed", ...failed, lockedBy: null } });
-      return settled.count ? tx.multimediaJob.findUnique({ where: { id: where.id } }) : null;
+      return settled.count ? tx.multimediaJob.findFirst({ where: { id: where.id } }) : null;
     });
   }
 
   /** Gives the attempt's job back to the queue within `tx`: the queued row, or null when another attempt owns it. */
   async release(tx: Transaction, id: string, lockedBy: string): Promise<JobRecord | null> {
     const updated = await tx.multimediaJob.updateMany({ where: { id, lockedBy }, data: { status: "queued", lockedBy: null, current: 0 } });
-    return updated.count ? tx.multimediaJob.findUnique({ where: { id } }) : null;
+    return updated.count ? tx.multimediaJob.findFirst({ where: { id } }) : null;
   }
 
   // ---------------------------------------------------------------- the history (CONTRACT §7.4)

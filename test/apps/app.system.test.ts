@@ -48,7 +48,9 @@ describe("references(domain, appId): the current version's references, within th
   });
 
   it("the latest version's references", async () => {
-    await app.db.prisma.appVersion.create({ data: { appId: OURS, version: 2, name: "v2", source: source("jr://file/commcare/audio/v2.mp3") } });
+    await app.db.prisma.appVersion.create({
+      data: { appId: OURS, domainId: domains.ours!, version: 2, name: "v2", source: source("jr://file/commcare/audio/v2.mp3") },
+    });
     expect(await system.references({ id: domains.ours! }, OURS)).toEqual([{ path: "jr://file/commcare/audio/v2.mp3", mediaType: "audio" }]);
   });
 });
@@ -57,7 +59,7 @@ describe("mapMedia(tx, domain, appId, …): writes the domain's app only", () =>
   it("another domain's app id is left as it is", async () => {
     const mapping = { path: "jr://file/commcare/image/theirs.png", fileId: "f", mediaType: "image", sha256: "0".repeat(64) };
     await app.db.prisma.$transaction((tx) => system.mapMedia(tx, { id: domains.ours! }, THEIRS, [mapping]));
-    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id: THEIRS } })).multimediaMap).toEqual({});
+    expect((await app.db.prisma.app.findFirstOrThrow({ where: { id: THEIRS } })).multimediaMap).toEqual({});
   });
 
   it("the domain's app maps the path, replacing one of another case", async () => {
@@ -65,7 +67,7 @@ describe("mapMedia(tx, domain, appId, …): writes the domain's app only", () =>
     const second = { path: "jr://file/commcare/image/ours.png", fileId: "f2", mediaType: "image", sha256: "2".repeat(64) };
     await app.db.prisma.$transaction((tx) => system.mapMedia(tx, { id: domains.ours! }, OURS, [first]));
     await app.db.prisma.$transaction((tx) => system.mapMedia(tx, { id: domains.ours! }, OURS, [second]));
-    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id: OURS } })).multimediaMap).toEqual({
+    expect((await app.db.prisma.app.findFirstOrThrow({ where: { id: OURS } })).multimediaMap).toEqual({
       "jr://file/commcare/image/ours.png": { fileId: "f2", mediaType: "image", sha256: "2".repeat(64) },
     });
   });

@@ -242,7 +242,7 @@ describe("per-app fields are batched", () => {
         blobKey: `media/${sha256}`,
       },
     });
-    await app.db.prisma.app.update({
+    await app.db.prisma.app.updateMany({
       where: { id: appId },
       data: { multimediaMap: { [`jr://file/commcare/image/app${index}.png`]: { fileId: file.id, mediaType: "image", sha256 } } },
     });
@@ -277,7 +277,7 @@ describe("per-app fields are batched", () => {
     const otherId = await createApp(app, admin.authorization, "other", { modules: [{ icon: "jr://file/commcare/image/app0.png" }] }, "Other");
     // a map entry naming the first domain's file (which no upload in "other" could produce)
     const demoMap = (await app.db.prisma.app.findFirstOrThrow({ where: { name: "App 0" } })).multimediaMap as object;
-    await app.db.prisma.app.update({ where: { id: otherId }, data: { multimediaMap: demoMap } });
+    await app.db.prisma.app.updateMany({ where: { id: otherId }, data: { multimediaMap: demoMap } });
     const res = await gql(app, admin.authorization, TwoDomains, { first: "demo", second: "other" });
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data!.first).toEqual([

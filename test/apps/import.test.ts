@@ -44,7 +44,7 @@ describe("create: 201 {success: true, app_id} + warnings only when non-empty", (
     expect(Object.keys(res.body)).toEqual(["success", "app_id"]);
     expect(res.body.success).toBe(true);
     expect(res.body.app_id).toMatch(HEX32);
-    const stored = await app.db.prisma.app.findUniqueOrThrow({ where: { id: res.body.app_id } });
+    const stored = await app.db.prisma.app.findFirstOrThrow({ where: { id: res.body.app_id } });
     expect(stored).toMatchObject({ name: "Clinic", docType: "Application", version: 1, multimediaMap: {} });
   });
 
@@ -70,7 +70,7 @@ describe("create: 201 {success: true, app_id} + warnings only when non-empty", (
     }).attach("other_file", Buffer.from("not json"), "other.txt");
     expect(res.status).toBe(201);
     expect(Object.keys(res.body)).toEqual(["success", "app_id"]);
-    const stored = await app.db.prisma.app.findUniqueOrThrow({ where: { id: res.body.app_id } });
+    const stored = await app.db.prisma.app.findFirstOrThrow({ where: { id: res.body.app_id } });
     expect(stored).toMatchObject({ name: "Extra fields", docType: "Application" });
   });
 
@@ -157,7 +157,7 @@ describe("doc_type: absent means Application; Application, LinkedApplication, Re
   ])("doc_type %s → 201, stored as %s", async (docType, stored) => {
     const res = await importApp({ source: appSource({ docType }), appName: "Typed" });
     expect(res.status).toBe(201);
-    const row = await app.db.prisma.app.findUniqueOrThrow({ where: { id: res.body.app_id } });
+    const row = await app.db.prisma.app.findFirstOrThrow({ where: { id: res.body.app_id } });
     expect(row.docType).toBe(stored);
   });
 
@@ -178,7 +178,7 @@ describe("update with app_id: 200 {success, app_id, version}, in place", () => {
       expect(res.body).toEqual({ success: true, app_id: id, version: expected });
     }
     expect(await app.db.prisma.app.count({ where: { id } })).toBe(1);
-    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id } })).version).toBe(3);
+    expect((await app.db.prisma.app.findFirstOrThrow({ where: { id } })).version).toBe(3);
   });
 
   it("concurrent updates of one app each get their own version", async () => {
@@ -193,9 +193,9 @@ describe("update with app_id: 200 {success, app_id, version}, in place", () => {
   it("the name is kept unless app_name is given, then renamed", async () => {
     const id = await createApp(app, user.authorization, DOMAIN, appSource(), "Original");
     expect((await importApp({ source: appSource(), appId: id })).status).toBe(200);
-    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id } })).name).toBe("Original");
+    expect((await app.db.prisma.app.findFirstOrThrow({ where: { id } })).name).toBe("Original");
     expect((await importApp({ source: appSource(), appId: id, appName: "Renamed" })).status).toBe(200);
-    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id } })).name).toBe("Renamed");
+    expect((await app.db.prisma.app.findFirstOrThrow({ where: { id } })).name).toBe("Renamed");
   });
 
   it("every version's source is kept as sent", async () => {
@@ -225,7 +225,7 @@ describe("update with app_id: 200 {success, app_id, version}, in place", () => {
     const other = await createUser(app, { domain: OTHER, permissions: ["edit_apps"] });
     const otherId = await createApp(app, other.authorization, OTHER, appSource(), "Theirs");
     expectError(await importApp({ source: appSource(), appId: otherId, appName: "Mine" }), 404);
-    const row = await app.db.prisma.app.findUniqueOrThrow({ where: { id: otherId } });
+    const row = await app.db.prisma.app.findFirstOrThrow({ where: { id: otherId } });
     expect(row).toMatchObject({ name: "Theirs", version: 1 });
   });
 
@@ -233,7 +233,7 @@ describe("update with app_id: 200 {success, app_id, version}, in place", () => {
     const id = await createApp(app, user.authorization, DOMAIN, appSource({ docType: "LinkedApplication" }), "Linked");
     expectError(await importApp({ source: appSource({ docType: "Application" }), appId: id }), 400);
     expectError(await importApp({ source: appSource({ docType: null }), appId: id }), 400);
-    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id } })).version).toBe(1);
+    expect((await app.db.prisma.app.findFirstOrThrow({ where: { id } })).version).toBe(1);
     const same = await importApp({ source: appSource({ docType: "LinkedApplication" }), appId: id });
     expect(same.body).toEqual({ success: true, app_id: id, version: 2 });
   });
@@ -269,7 +269,7 @@ describe("update with app_id: 200 {success, app_id, version}, in place", () => {
     expect(before.status).toBe(200);
     expect(before.headers["content-type"]).toMatch(/^image\/png/);
     expect(Buffer.compare(before.body as Buffer, bytes)).toBe(0);
-    const mapBefore = (await app.db.prisma.app.findUniqueOrThrow({ where: { id } })).multimediaMap;
+    const mapBefore = (await app.db.prisma.app.findFirstOrThrow({ where: { id } })).multimediaMap;
 
     // an update whose source no longer names the file still keeps the mapping
     const res = await importApp({ source: appSource(), appId: id, appName: "Media 2" });
@@ -278,7 +278,7 @@ describe("update with app_id: 200 {success, app_id, version}, in place", () => {
     const after = await getMediaFile(app, user.authorization, DOMAIN, id, "commcare/image/logo.png");
     expect(after.status).toBe(200);
     expect(Buffer.compare(after.body as Buffer, bytes)).toBe(0);
-    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id } })).multimediaMap).toEqual(mapBefore);
+    expect((await app.db.prisma.app.findFirstOrThrow({ where: { id } })).multimediaMap).toEqual(mapBefore);
   });
 });
 
@@ -347,10 +347,10 @@ describe("permissions and error bodies (§1): edit_apps alone suffices; 403/401 
       domain: DOMAIN,
       permissions: ["access_api", "view_data", "edit_data", "view_locations", "edit_locations"],
     });
-    const versionBefore = (await app.db.prisma.app.findUniqueOrThrow({ where: { id: appId } })).version;
+    const versionBefore = (await app.db.prisma.app.findFirstOrThrow({ where: { id: appId } })).version;
     const jobsBefore = await app.db.prisma.multimediaJob.count();
     for (const call of Object.values(calls(other.authorization))) expectError(await call(), 403);
-    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id: appId } })).version).toBe(versionBefore);
+    expect((await app.db.prisma.app.findFirstOrThrow({ where: { id: appId } })).version).toBe(versionBefore);
     expect(await app.db.prisma.multimediaJob.count()).toBe(jobsBefore);
   });
 

@@ -22,7 +22,7 @@ export function caseRows(app: HasDb, filter: { domain?: string; externalId?: str
 }
 
 export function caseRow(app: HasDb, id: string) {
-  return app.db.prisma.case.findUniqueOrThrow({ where: { id } });
+  return app.db.prisma.case.findFirstOrThrow({ where: { id } });
 }
 
 /** Case indices: held by one case, or by the cases of one domain, or all. */
@@ -44,7 +44,7 @@ export function countFormCases(app: HasDb, formId?: string): Promise<number> {
 
 /** A stored form with the cases it wrote. */
 export function formRow(app: HasDb, id: string) {
-  return app.db.prisma.form.findUniqueOrThrow({ where: { id }, include: { formCases: true } });
+  return app.db.prisma.form.findFirstOrThrow({ where: { id }, include: { formCases: true } });
 }
 
 export function countLocations(app: HasDb, domain?: string): Promise<number> {
@@ -60,7 +60,7 @@ export function countJobs(app: HasDb, domain?: string): Promise<number> {
 }
 
 export function jobRow(app: HasDb, id: string) {
-  return app.db.prisma.multimediaJob.findUnique({ where: { id } });
+  return app.db.prisma.multimediaJob.findFirst({ where: { id } });
 }
 
 export function countDomains(app: HasDb, namePrefix = ""): Promise<number> {
@@ -120,7 +120,7 @@ export async function locationTexts(app: HasDb): Promise<string[]> {
 
 /** Sets a location's last_modified, for the ordering and range tests. */
 export function setLocationModified(app: HasDb, id: string, at: Date): Promise<unknown> {
-  return app.db.prisma.location.update({ where: { id }, data: { lastModified: at } });
+  return app.db.prisma.location.updateMany({ where: { id }, data: { lastModified: at } });
 }
 
 /**

@@ -241,8 +241,8 @@ describe("CONTRACT §7.4 multimediaJobs: the domain's history as a Relay connect
   });
 
   it("filters by states and by app; a cursor brought to another filter is BAD_USER_INPUT", async () => {
-    await app.db.prisma.multimediaJob.update({ where: { id: uploads[0] }, data: { status: "complete", result: {}, completedAt: new Date() } });
-    await app.db.prisma.multimediaJob.update({ where: { id: uploads[1] }, data: { status: "failed", errors: ["x"], completedAt: new Date() } });
+    await app.db.prisma.multimediaJob.updateMany({ where: { id: uploads[0] }, data: { status: "complete", result: {}, completedAt: new Date() } });
+    await app.db.prisma.multimediaJob.updateMany({ where: { id: uploads[1] }, data: { status: "failed", errors: ["x"], completedAt: new Date() } });
     const other = (await postMultimedia(app, editor.authorization, "demo", otherAppId, await emptyZip())).body.processing_id;
 
     const settled = await jobs({ s: ["COMPLETE", "FAILED"] });
@@ -272,12 +272,12 @@ describe("CONTRACT §7.4 multimediaJobs: the domain's history as a Relay connect
   it("keeps jobs for MULTIMEDIA_JOB_HISTORY_DAYS whatever the REST status's 1-hour expiry; older ones are gone and purged", async () => {
     const [expired, ancient] = uploads;
     const hourAgo = new Date(Date.now() - 3600_000);
-    await app.db.prisma.multimediaJob.update({
+    await app.db.prisma.multimediaJob.updateMany({
       where: { id: expired },
       data: { status: "complete", result: {}, completedAt: hourAgo, expiresAt: new Date(Date.now() - 1000) },
     });
     const eightDays = new Date(Date.now() - 8 * 24 * 3600_000);
-    await app.db.prisma.multimediaJob.update({
+    await app.db.prisma.multimediaJob.updateMany({
       where: { id: ancient },
       data: { status: "complete", result: {}, createdAt: eightDays, completedAt: eightDays, expiresAt: eightDays },
     });

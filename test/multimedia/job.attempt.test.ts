@@ -45,7 +45,7 @@ async function queuedJob(total = 3): Promise<string> {
 /** The n-th delivery of the job by pg-boss (retryCount n), as the queue hands it to a worker. */
 const delivery = (processingId: string, retryCount = 0) => ({ id: randomUUID(), retryCount, data: { processingId } }) as TaskAttempt;
 
-const row = (id: string) => app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } });
+const row = (id: string) => app.db.prisma.multimediaJob.findFirstOrThrow({ where: { id } });
 
 const oneImage = (fileId: string): StoredMedia[] => [
   { canonicalPath: "jr://file/commcare/image/a.png", fileId, mediaType: "image", sha256: "0".repeat(64) },
@@ -71,7 +71,7 @@ describe("begin: an attempt takes the job row and holds its fence", () => {
 
   it("a settled job is not started again (a duplicate delivery gets no attempt)", async () => {
     const id = await queuedJob();
-    await app.db.prisma.multimediaJob.update({ where: { id }, data: { status: "complete", result: emptyArchiveResult() as object } });
+    await app.db.prisma.multimediaJob.updateMany({ where: { id }, data: { status: "complete", result: emptyArchiveResult() as object } });
     expect(await app.services.jobAttempts.begin(delivery(id))).toBeNull();
     expect(await row(id)).toMatchObject({ status: "complete", lockedBy: null });
   });
@@ -84,7 +84,7 @@ describe("the fence: only the attempt named by locked_by writes the job", () => 
     const current = (await app.services.jobAttempts.begin(delivery(id, 1)))!;
     await expect(stale.complete(emptyArchiveResult(), oneImage(randomUUID()))).rejects.toBeInstanceOf(Superseded);
     expect(await row(id)).toMatchObject({ status: "running", lockedBy: current.job.attempt, completedAt: null });
-    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id: APP_ID } })).multimediaMap).toEqual({});
+    expect((await app.db.prisma.app.findFirstOrThrow({ where: { id: APP_ID } })).multimediaMap).toEqual({});
     expect(await app.services.blobs.has(`archives/${id}`)).toBe(true);
   });
 
@@ -146,7 +146,7 @@ describe("settling: complete, fail, give up", () => {
     expect(done).toMatchObject({ status: "complete", current: 1, lockedBy: null });
     expect(done.expiresAt!.getTime() - done.completedAt!.getTime()).toBe(app.services.config.multimediaJobTtlSeconds * 1000);
     expect(done.completedAt!.getTime()).toBeGreaterThanOrEqual(before - 1000);
-    const map = (await app.db.prisma.app.findUniqueOrThrow({ where: { id: APP_ID } })).multimediaMap as Record<string, { fileId: string }>;
+    const map = (await app.db.prisma.app.findFirstOrThrow({ where: { id: APP_ID } })).multimediaMap as Record<string, { fileId: string }>;
     expect(map["jr://file/commcare/image/a.png"]?.fileId).toBe(fileId);
     expect(await app.services.blobs.has(`archives/${id}`)).toBe(false);
     await until(() => heard.some((s) => s.id === id && s.state === "complete"));

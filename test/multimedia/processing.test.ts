@@ -79,7 +79,7 @@ async function run(appId: string, entries: ArchiveEntry[]) {
   expect(res.status).toBe(200);
   return res.body;
 }
-const mapOf = async (appId: string) => (await app.db.prisma.app.findUniqueOrThrow({ where: { id: appId } })).multimediaMap as Record<string, unknown>;
+const mapOf = async (appId: string) => (await app.db.prisma.app.findFirstOrThrow({ where: { id: appId } })).multimediaMap as Record<string, unknown>;
 
 describe("a complete result: exact body, key order, counts", () => {
   it("matches, unmatched per type, skipped and directories, in archive order, with exact keys", async () => {
@@ -456,7 +456,7 @@ describe("damaged entry data (central directory intact): the entry is unmatched,
 
     const upload = await postMultimedia(stored, storedUser.authorization, DOMAIN, appId, intact);
     expect(upload.status).toBe(200);
-    const job = await stored.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id: upload.body.processing_id } });
+    const job = await stored.db.prisma.multimediaJob.findFirstOrThrow({ where: { id: upload.body.processing_id } });
     await stored.services.blobs.putBuffer(job.archiveKey, archive);
     await stored.services.worker.start(1);
     const res = await waitForStatus(stored, storedUser.authorization, DOMAIN, appId, upload.body.processing_id);
@@ -492,7 +492,7 @@ describe("damaged entry data (central directory intact): the entry is unmatched,
       skipped_files: [],
     });
     for (const f of res.body.unmatched_files) expect(Object.keys(f)).toEqual(["path", "reason"]);
-    const map = (await stored.db.prisma.app.findUniqueOrThrow({ where: { id: appId } })).multimediaMap as Record<string, unknown>;
+    const map = (await stored.db.prisma.app.findFirstOrThrow({ where: { id: appId } })).multimediaMap as Record<string, unknown>;
     expect(Object.keys(map).sort()).toEqual(["jr://file/media/first.png", "jr://file/media/last.png", "jr://file/media/song.mp3"]);
   });
 
@@ -652,7 +652,7 @@ describe("zip-bomb limits", () => {
     expect(Object.keys(res.body)).toEqual(["success", "error"]);
     expect(res.body).toEqual({ success: false, error: "Multimedia processing task failed" });
     // nothing of a failed job is mapped
-    expect((await limited.db.prisma.app.findUniqueOrThrow({ where: { id: appId } })).multimediaMap).toEqual({});
+    expect((await limited.db.prisma.app.findFirstOrThrow({ where: { id: appId } })).multimediaMap).toEqual({});
   });
 });
 
@@ -693,10 +693,10 @@ describe("F18: the whole archive's expansion ratio (ZIP_MAX_RATIO past ZIP_RATIO
     const res = await waitForStatus(app, user.authorization, DOMAIN, appId, upload.body.processing_id);
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ success: false, error: "Multimedia processing task failed" });
-    const job = await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id: upload.body.processing_id } });
+    const job = await app.db.prisma.multimediaJob.findFirstOrThrow({ where: { id: upload.body.processing_id } });
     expect(job.errors).toEqual([refusal]);
     expect(job.current).toBe(0);
-    expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id: appId } })).multimediaMap).toEqual({});
+    expect((await app.db.prisma.app.findFirstOrThrow({ where: { id: appId } })).multimediaMap).toEqual({});
   });
 
   it("F18: an archive expanding to no more than ZIP_RATIO_FLOOR_BYTES is processed whatever its ratio (16 × 1 MiB of zeros)", async () => {

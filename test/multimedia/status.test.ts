@@ -97,7 +97,7 @@ describe("200 while queued: the six fields only, in_queue true", () => {
   it("a job part-way reports floor(100·current/total) and is still in_queue", async () => {
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
-    await app.db.prisma.multimediaJob.update({ where: { id }, data: { status: "running", current: 2 } });
+    await app.db.prisma.multimediaJob.updateMany({ where: { id }, data: { status: "running", current: 2 } });
     const res = await status(appId, id);
     expect(res.body).toEqual({
       success: true,
@@ -181,7 +181,7 @@ describe("404 Processing ID not found or expired", () => {
   it("an expired job (expires_at in the past)", async () => {
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
-    await app.db.prisma.multimediaJob.update({
+    await app.db.prisma.multimediaJob.updateMany({
       where: { id },
       data: { status: "complete", result: emptyArchiveResult() as object, expiresAt: new Date(Date.now() - 1000) },
     });
@@ -193,7 +193,7 @@ describe("404 Processing ID not found or expired", () => {
   it("an expired failed job is 404, not 500", async () => {
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
-    await app.db.prisma.multimediaJob.update({ where: { id }, data: { status: "failed", expiresAt: new Date(Date.now() - 1000) } });
+    await app.db.prisma.multimediaJob.updateMany({ where: { id }, data: { status: "failed", expiresAt: new Date(Date.now() - 1000) } });
     expect((await status(appId, id)).body).toEqual(NOT_FOUND);
   });
 
@@ -219,7 +219,7 @@ describe("404 Processing ID not found or expired", () => {
         if (Date.now() > deadline) throw new Error("the processing id never expired");
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      const job = await short.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } });
+      const job = await short.db.prisma.multimediaJob.findFirstOrThrow({ where: { id } });
       const lifetime = job.expiresAt!.getTime() - job.completedAt!.getTime();
       expect(lifetime).toBeGreaterThanOrEqual(900);
       expect(lifetime).toBeLessThanOrEqual(1100);
@@ -236,7 +236,7 @@ describe("404 Processing ID not found or expired", () => {
     const id = await queued(appId);
     const done = await withWorker(app, () => waitForStatus(app, user.authorization, DOMAIN, appId, id));
     expect(done.status).toBe(200);
-    const job = await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } });
+    const job = await app.db.prisma.multimediaJob.findFirstOrThrow({ where: { id } });
     expect(job.expiresAt!.getTime() - job.completedAt!.getTime()).toBeGreaterThanOrEqual(3600_000 - 100);
     expect(job.expiresAt!.getTime() - job.completedAt!.getTime()).toBeLessThanOrEqual(3600_000 + 100);
   });
@@ -269,7 +269,7 @@ describe("a failed job → 500 {success: false, error: Multimedia processing tas
   it("a job marked failed", async () => {
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
-    await app.db.prisma.multimediaJob.update({
+    await app.db.prisma.multimediaJob.updateMany({
       where: { id },
       data: { status: "failed", errors: ["boom"], expiresAt: new Date(Date.now() + 60_000) },
     });
@@ -282,7 +282,7 @@ describe("a failed job → 500 {success: false, error: Multimedia processing tas
   it("a job whose archive is gone when it runs fails, and says so", async () => {
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
-    const job = await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } });
+    const job = await app.db.prisma.multimediaJob.findFirstOrThrow({ where: { id } });
     await app.services.blobs.delete(job.archiveKey);
     const res = await withWorker(app, () => waitForStatus(app, user.authorization, DOMAIN, appId, id));
     expect(res.status).toBe(500);
@@ -311,7 +311,7 @@ describe("attempts: a crash is retried, three crashes fail the job, a stale atte
     expect(res.status).toBe(500);
     expect(res.body).toEqual(FAILED);
     expect(tries).toBe(3);
-    const row = await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } });
+    const row = await app.db.prisma.multimediaJob.findFirstOrThrow({ where: { id } });
     expect(row).toMatchObject({ status: "failed", attempts: 3, lockedBy: null });
     expect(await app.services.blobs.has(row.archiveKey)).toBe(false);
   });
@@ -328,7 +328,7 @@ describe("attempts: a crash is retried, three crashes fail the job, a stale atte
     const res = await withWorker(app, () => waitForStatus(app, user.authorization, DOMAIN, appId, id), flaky);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ complete: true, matched_count: 1 });
-    expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 2 });
+    expect(await app.db.prisma.multimediaJob.findFirstOrThrow({ where: { id } })).toMatchObject({ attempts: 2 });
   });
 
   it("once a later attempt has taken the job, the earlier one can neither report progress nor complete it", async () => {
@@ -342,7 +342,7 @@ describe("attempts: a crash is retried, three crashes fail the job, a stale atte
     await expect(stale.progress(2, 3)).rejects.toBeInstanceOf(Superseded);
     await expect(stale.complete(emptyArchiveResult(), [])).rejects.toBeInstanceOf(Superseded);
     await stale.fail("stale");
-    expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({
+    expect(await app.db.prisma.multimediaJob.findFirstOrThrow({ where: { id } })).toMatchObject({
       status: "running",
       current: 1,
       lockedBy: current.job.attempt,
@@ -369,17 +369,17 @@ describe("attempts: a crash is retried, three crashes fail the job, a stale atte
     const stopping = worker.stop();
     stopped();
     await stopping;
-    expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: "queued", current: 0, lockedBy: null });
+    expect(await app.db.prisma.multimediaJob.findFirstOrThrow({ where: { id } })).toMatchObject({ status: "queued", current: 0, lockedBy: null });
 
     const res = await withWorker(app, () => waitForStatus(app, user.authorization, DOMAIN, appId, id));
     expect(res.body).toMatchObject({ complete: true, matched_count: 1 });
-    expect(await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 1 });
+    expect(await app.db.prisma.multimediaJob.findFirstOrThrow({ where: { id } })).toMatchObject({ attempts: 1 });
   });
 
   it("a settled job is not started again (a duplicate delivery does nothing)", async () => {
     const appId = await createApp(app, user.authorization, DOMAIN, appSource());
     const id = await queued(appId);
-    await app.db.prisma.multimediaJob.update({ where: { id }, data: { status: "complete", result: emptyArchiveResult() as object } });
+    await app.db.prisma.multimediaJob.updateMany({ where: { id }, data: { status: "complete", result: emptyArchiveResult() as object } });
     expect(await app.services.jobAttempts.begin({ id: randomUUID(), retryCount: 0, data: { processingId: id } } as TaskAttempt)).toBeNull();
   });
 });

@@ -61,7 +61,7 @@ describe("success: 200 {success: true, processing_id: dl-<32 hex>}", () => {
   it("the job row exists (queued, in this app and domain, total = entries) and the archive is stored when the answer arrives", async () => {
     const archive = await zip([{ name: "commcare/" }, { name: "commcare/image/a.png", data: png(2) }, { name: "b.txt", data: Buffer.from("x") }]);
     const res = await upload(archive);
-    const job = await app.db.prisma.multimediaJob.findUnique({ where: { id: res.body.processing_id } });
+    const job = await app.db.prisma.multimediaJob.findFirst({ where: { id: res.body.processing_id } });
     expect(job).not.toBeNull();
     const domain = await app.db.prisma.domain.findUniqueOrThrow({ where: { name: DOMAIN } });
     expect(job).toMatchObject({ appId, domainId: domain.id, status: "queued", current: 0, total: 3 });
@@ -86,7 +86,7 @@ describe("success: 200 {success: true, processing_id: dl-<32 hex>}", () => {
   it("an empty ZIP (end of central directory only) is accepted", async () => {
     const res = await upload(await emptyZip());
     expect(res.status).toBe(200);
-    const job = await app.db.prisma.multimediaJob.findUniqueOrThrow({ where: { id: res.body.processing_id } });
+    const job = await app.db.prisma.multimediaJob.findFirstOrThrow({ where: { id: res.body.processing_id } });
     expect(job.total).toBe(0);
   });
 

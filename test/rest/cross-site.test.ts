@@ -72,7 +72,7 @@ describe("F12: cross-site REST writes are refused (403 in the API's error shape,
     expectRefused(await fromBrowser("put", `${CASES}ext/ext-1/`, EVIL).send({ case_type: "t", case_name: "csrf", owner_id: "o" }));
     expectRefused(await fromBrowser("put", `${CASES}${caseId}`, EVIL).send({ case_name: "renamed" }));
     expect(await counts()).toEqual(before);
-    const stored = await app.db.prisma.case.findUniqueOrThrow({ where: { id: caseId } });
+    const stored = await app.db.prisma.case.findFirstOrThrow({ where: { id: caseId } });
     expect(stored.caseName).toBe("before");
   });
 
@@ -85,7 +85,7 @@ describe("F12: cross-site REST writes are refused (403 in the API's error shape,
     expectRefused(await plain(fromBrowser("put", `${LOCATIONS}${created.body.location_id}/`, EVIL), { name: "renamed" }));
     expectRefused(await plain(fromBrowser("patch", LOCATIONS, EVIL), { objects: [{ name: "csrf", location_type_code: "country" }] }));
     expect(await counts()).toEqual(before);
-    const stored = await app.db.prisma.location.findUniqueOrThrow({ where: { id: created.body.location_id } });
+    const stored = await app.db.prisma.location.findFirstOrThrow({ where: { id: created.body.location_id } });
     expect(stored.name).toBe("Kenya");
   });
 

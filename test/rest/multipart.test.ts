@@ -165,7 +165,7 @@ describe("through the Import App API", () => {
         ["app_name", name],
       ]);
       expect(res.status).toBe(201);
-      expect((await app.db.prisma.app.findUniqueOrThrow({ where: { id: res.body.app_id } })).name).toBe(name);
+      expect((await app.db.prisma.app.findFirstOrThrow({ where: { id: res.body.app_id } })).name).toBe(name);
     });
 
     it("F11: a 101st text field → 413 'The form has more than 100 text fields.', not a misleading 'app_name is required'", async () => {
