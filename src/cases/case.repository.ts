@@ -289,18 +289,19 @@ export class CaseRepository {
   }
 
   /**
-   * The cases a write will change, with their indices, in one statement that locks each row
-   * FOR UPDATE in id order (so that concurrent writers cannot deadlock). Inside a transaction.
+   * The cases a write will change, with their indices. Inside a transaction: the cases are locked
+   * FOR UPDATE in id order (so that concurrent writers cannot deadlock) by a statement on `cases`
+   * alone, and their indices read by a second one. A distributed planner refuses FOR UPDATE beside
+   * a subquery or a join, and the second statement's snapshot, taken once the locks are held, sees
+   * the indices that the writer this one waited for committed.
    */
   async lockForWrite(domain: { id: string; name: string }, ids: string[]): Promise<Map<string, CaseRecord>> {
     if (!ids.length) return new Map();
-    const rows = await this.db.$queryRaw<(CaseRow & { idx: CaseIndexRecord[] })[]>`SELECT ${COLUMNS},
-        COALESCE((SELECT json_agg(json_build_object('name', ci.name, 'referencedId', ci.referenced_id,
-                    'referencedType', ci.referenced_type, 'relationship', ci.relationship))
-                  FROM case_indices ci WHERE ci.case_id = c.id), '[]') AS idx
+    const rows = await this.db.$queryRaw<CaseRow[]>`SELECT ${COLUMNS}
       FROM cases c WHERE c.domain_id = ${domain.id}::uuid AND c.id = ANY(${ids}::uuid[])
-      ORDER BY c.id FOR UPDATE OF c`;
-    return new Map(rows.map((r) => [r.id, toRecord(domain.name, r, r.idx)]));
+      ORDER BY c.id FOR UPDATE`;
+    const records = await this.withIndices(domain, rows);
+    return new Map(records.map((r) => [r.id, r]));
   }
 
   private async withIndices(domain: { id: string; name: string }, rows: CaseRow[]): Promise<CaseRecord[]> {

@@ -11,8 +11,8 @@ import type { Config } from "../config.ts";
 import type { ArchiveResult, StoredMedia } from "./archive/archive-result.ts";
 import type { BlobStore } from "./blob-store.ts";
 import type { JobPublisher } from "./job.publisher.ts";
-import { attemptKey, type JobQueue, type TaskAttempt } from "./job.queue.ts";
-import type { JobRecord, JobRepository, SettleWhere } from "./job.repository.ts";
+import { attemptKey, type JobQueue, type MultimediaTask, type TaskAttempt } from "./job.queue.ts";
+import type { JobKey, JobRecord, JobRepository, SettleWhere } from "./job.repository.ts";
 
 /** The job row as an attempt started it. */
 export interface JobRow {
@@ -79,17 +79,22 @@ async function settleFailed(deps: AttemptDeps, where: SettleWhere, reason: strin
 
 /** One attempt at a job, holding its fence: every write matches the row's locked_by to `job.attempt`. */
 export class Attempt {
+  /** the job row's key, which every write names */
+  private readonly key: JobKey;
+
   constructor(
     readonly job: JobRow,
     private readonly deps: AttemptDeps,
-  ) {}
+  ) {
+    this.key = { id: job.id, domainId: job.domainId };
+  }
 
   /**
    * Persists progress after every entry (the REST status reads it, CONTRACT §4) and hands the row
    * to the publisher, which bounds the events. Throws Superseded when another attempt owns the job.
    */
   async progress(current: number, total: number): Promise<void> {
-    const row = await this.deps.repository.progress(this.job.id, this.job.attempt, current, total);
+    const row = await this.deps.repository.progress(this.key, this.job.attempt, current, total);
     if (!row) throw new Superseded();
     this.deps.publisher.progressed(row);
   }
@@ -118,7 +123,7 @@ export class Attempt {
     const done = await repository.transaction(async (tx) => {
       // the app's map is written by its owner (apps), in this transaction: a superseded attempt rolls it back
       await apps.mapMedia(tx, { id: job.domainId }, job.appId, mappings);
-      const row = await repository.complete(tx, job.id, job.attempt, { current: job.total, result: result as object, ...settled });
+      const row = await repository.complete(tx, this.key, job.attempt, { current: job.total, result: result as object, ...settled });
       if (!row) throw new Superseded();
       return row;
     });
@@ -128,7 +133,7 @@ export class Attempt {
 
   /** Fails the job for good (its archive cannot be processed); a no-op once another attempt owns it. */
   fail(reason: string): Promise<void> {
-    return settleFailed(this.deps, { id: this.job.id, lockedBy: this.job.attempt }, reason);
+    return settleFailed(this.deps, { ...this.key, lockedBy: this.job.attempt }, reason);
   }
 
   /**
@@ -140,8 +145,8 @@ export class Attempt {
     const { repository, publisher, queue } = this.deps;
     publisher.close(this.job.id);
     const released = await repository.transaction(async (tx) => {
-      const row = await repository.release(tx, this.job.id, this.job.attempt);
-      if (row) await queue.enqueue(this.job.id, tx);
+      const row = await repository.release(tx, this.key, this.job.attempt);
+      if (row) await queue.enqueue(this.key, tx);
       return row;
     });
     if (released) publisher.publish(released);
@@ -169,7 +174,8 @@ export class JobAttempts {
    */
   async begin(task: TaskAttempt): Promise<Attempt | null> {
     const key = attemptKey(task);
-    const row = await this.deps.repository.begin(task.data.processingId, key, task.retryCount + 1);
+    const { processingId: id, domainId } = task.data;
+    const row = await this.deps.repository.begin({ id, ...(domainId === undefined ? {} : { domainId }) }, key, task.retryCount + 1);
     if (!row) return null;
     this.deps.publisher.started(row);
     return new Attempt(jobRowOf(row, key), this.deps);
@@ -185,8 +191,9 @@ export class JobAttempts {
   }
 
   /** The job's attempts are used up (pg-boss's dead letter): it is failed unless already settled. */
-  giveUp(processingId: string): Promise<void> {
-    return settleFailed(this.deps, { id: processingId, unsettled: true }, "The processing task crashed.");
+  giveUp(task: MultimediaTask): Promise<void> {
+    const { processingId: id, domainId } = task;
+    return settleFailed(this.deps, { id, ...(domainId === undefined ? {} : { domainId }), unsettled: true }, "The processing task crashed.");
   }
 }
 

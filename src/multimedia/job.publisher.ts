@@ -9,7 +9,7 @@
 import type { EventBus } from "../events/bus.ts";
 import { log } from "../log.ts";
 import { MULTIMEDIA_PROGRESS } from "./job.events.ts";
-import type { JobRecord, JobRepository } from "./job.repository.ts";
+import type { JobKey, JobRecord, JobRepository } from "./job.repository.ts";
 import { statusOf, type StatusRow } from "./job.status.ts";
 import { RateWindow } from "./rate-window.ts";
 
@@ -61,7 +61,9 @@ export class JobPublisher {
     outlet.held = setTimeout(() => {
       outlet.held = undefined;
       outlet.window.take();
-      void this.publishCurrent(row.id, outlet).catch((error: unknown) => log.error("multimedia progress publish failed", { job: row.id, error }));
+      void this.publishCurrent({ id: row.id, domainId: row.domainId }, outlet).catch((error: unknown) =>
+        log.error("multimedia progress publish failed", { job: row.id, error }),
+      );
     }, wait);
     outlet.held.unref();
   }
@@ -85,8 +87,8 @@ export class JobPublisher {
    * may already hold a later progress than the one held: a send that fires while the next entry's
    * write commits reads that next entry, whose own send then finds it published already.
    */
-  private async publishCurrent(processingId: string, outlet: ProgressOutlet): Promise<void> {
-    const row = await this.repository.current(processingId);
+  private async publishCurrent(job: JobKey, outlet: ProgressOutlet): Promise<void> {
+    const row = await this.repository.current(job);
     if (row?.status !== "running") return;
     this.publishNews(row, outlet);
   }

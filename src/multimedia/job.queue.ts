@@ -19,8 +19,11 @@ const MAX_ATTEMPTS = 3;
 /** A hard ceiling on one attempt however alive its worker looks. */
 const ATTEMPT_TIMEOUT_SECONDS = 6 * 3600;
 
-interface MultimediaTask {
+/** A queued job: its row's key, so that every statement of its steps names the domain's shard. */
+export interface MultimediaTask {
   processingId: string;
+  /** absent from a job queued by a release whose payload did not carry it yet: its row is then found by id */
+  domainId?: string;
 }
 
 export type TaskAttempt = Job<MultimediaTask>;
@@ -89,11 +92,12 @@ export class JobQueue {
   }
 
   /**
-   * Queues the job for `processingId`, inside the caller's transaction when one is given, so the
+   * Queues the job whose row is `job`, inside the caller's transaction when one is given, so the
    * job row and its queue entry commit together.
    */
-  async enqueue(processingId: string, tx?: PrismaTransactionLike): Promise<void> {
-    const task: MultimediaTask = { processingId };
+  async enqueue(job: { id: string; domainId: string }, tx?: PrismaTransactionLike): Promise<void> {
+    const processingId = job.id;
+    const task: MultimediaTask = { processingId, domainId: job.domainId };
     await this.boss.send(MULTIMEDIA_QUEUE, task, {
       retryLimit: MAX_ATTEMPTS - 1,
       heartbeatSeconds: this.config.jobLeaseSeconds,
@@ -116,13 +120,13 @@ export class JobQueue {
     );
   }
 
-  /** Runs `handler` for each job that used up its attempts. */
-  async onGaveUp(handler: (processingId: string) => Promise<void>): Promise<void> {
+  /** Runs `handler` for each job that used up its attempts (pg-boss's dead letter carries the job's payload). */
+  async onGaveUp(handler: (task: MultimediaTask) => Promise<void>): Promise<void> {
     await this.boss.work<MultimediaTask>(
       MULTIMEDIA_GAVE_UP,
       { batchSize: 1, pollingIntervalSeconds: 2, notifyPollingIntervalSeconds: 5 },
       async ([job]) => {
-        if (job) await handler(job.data.processingId);
+        if (job) await handler(job.data);
       },
     );
   }

@@ -10,7 +10,7 @@ import type { Prisma } from "../db/client.ts";
 import { Prisma as PrismaSql, type MultimediaFile, type MultimediaJob } from "../generated/prisma/client.ts";
 import type { Transaction } from "../apps/app.repository.ts";
 
-const { raw } = PrismaSql;
+const { raw, sql, empty } = PrismaSql;
 
 /** A multimedia_jobs row. */
 export type JobRecord = MultimediaJob;
@@ -41,8 +41,17 @@ export interface NewFile {
   blobKey: string;
 }
 
-/** Which job rows a settling write may change: the attempt's own (fenced), or any not yet settled. */
-export type SettleWhere = { id: string; lockedBy: string } | { id: string; unsettled: true };
+/** A job row's key: its processing id and its domain. */
+export interface JobKey {
+  id: string;
+  domainId: string;
+}
+
+/**
+ * Which job rows a settling write may change: the attempt's own (fenced), or any not yet settled
+ * (the dead letter of a job queued before its payload carried the domain names it by id alone).
+ */
+export type SettleWhere = (JobKey & { lockedBy: string }) | { id: string; domainId?: string; unsettled: true };
 
 /** The history's filter as statement parameters: an absent filter is a null parameter, so that one statement serves every combination. */
 export interface HistoryScope {
@@ -155,34 +164,41 @@ export class JobRepository {
   }
 
   // ---------------------------------------------------------------- the worker's fenced writes
+  //
+  // Each statement names the job by its key, id and domain: on a cluster sharded by domain_id it
+  // goes to one shard. Only `begin` may lack the domain (a job queued before its payload carried it).
 
   /**
    * Takes the job for the attempt `lockedBy` (its `attempts`-th): the row as it is now running, or
    * null when the job is settled already.
    */
-  async begin(id: string, lockedBy: string, attempts: number): Promise<JobRecord | null> {
+  async begin(job: { id: string; domainId?: string }, lockedBy: string, attempts: number): Promise<JobRecord | null> {
+    const inDomain = job.domainId === undefined ? empty : sql`AND domain_id = ${job.domainId}::uuid`;
     const rows = await this.prisma.$queryRaw<RawJob[]>`
       UPDATE multimedia_jobs SET status = 'running', locked_by = ${lockedBy}, attempts = ${attempts},
              current = 0, started_at = COALESCE(started_at, now())
-      WHERE id = ${id} AND status IN ('queued', 'running')
+      WHERE id = ${job.id} ${inDomain} AND status IN ('queued', 'running')
       RETURNING *`;
     return rows[0] ? recordOf(rows[0]) : null;
   }
 
   /** Records the attempt's progress: the row as it is now, or null when another attempt owns the job. */
-  async progress(id: string, lockedBy: string, current: number, total: number): Promise<JobRecord | null> {
+  async progress(job: JobKey, lockedBy: string, current: number, total: number): Promise<JobRecord | null> {
     const rows = await this.prisma.$queryRaw<RawJob[]>`
       UPDATE multimedia_jobs SET current = ${current}, total = ${total}
-      WHERE id = ${id} AND locked_by = ${lockedBy} RETURNING *`;
+      WHERE id = ${job.id} AND domain_id = ${job.domainId}::uuid AND locked_by = ${lockedBy} RETURNING *`;
     return rows[0] ? recordOf(rows[0]) : null;
   }
 
   /** The job as it is now, or null when it is gone. */
-  current(id: string): Promise<JobRecord | null> {
-    return this.prisma.multimediaJob.findFirst({ where: { id } });
+  current(job: JobKey): Promise<JobRecord | null> {
+    return this.prisma.multimediaJob.findUnique({ where: { id_domainId: job } });
   }
 
-  /** The attempts that hold a running job. */
+  /**
+   * The attempts that hold a running job, in every domain: the embedded database's start (one
+   * process, one node), so the one statement here that reads all domains.
+   */
   async runningLocks(): Promise<string[]> {
     const running = await this.prisma.multimediaJob.findMany({ where: { status: "running" }, select: { lockedBy: true } });
     return running.flatMap((job) => (job.lockedBy ? [job.lockedBy] : []));
@@ -211,27 +227,28 @@ export class JobRepository {
   /** Completes the attempt's job within `tx`: the settled row, or null when another attempt owns it. */
   async complete(
     tx: Transaction,
-    id: string,
+    job: JobKey,
     lockedBy: string,
     done: { current: number; result: object; completedAt: Date; expiresAt: Date },
   ): Promise<JobRecord | null> {
-    const settled = await tx.multimediaJob.updateMany({ where: { id, lockedBy }, data: { status: "complete", ...done, lockedBy: null } });
-    return settled.count ? tx.multimediaJob.findFirstOrThrow({ where: { id } }) : null;
+    const settled = await tx.multimediaJob.updateMany({ where: { ...job, lockedBy }, data: { status: "complete", ...done, lockedBy: null } });
+    return settled.count ? tx.multimediaJob.findUniqueOrThrow({ where: { id_domainId: job } }) : null;
   }
 
   /** Fails the job (`where`): the settled row, or null when it did not match. */
   fail(where: SettleWhere, failed: { errors: string[]; completedAt: Date; expiresAt: Date }): Promise<JobRecord | null> {
-    const match = "lockedBy" in where ? { id: where.id, lockedBy: where.lockedBy } : { id: where.id, status: { in: UNSETTLED } };
+    const key = { id: where.id, ...(where.domainId === undefined ? {} : { domainId: where.domainId }) };
+    const match = "lockedBy" in where ? { ...key, lockedBy: where.lockedBy } : { ...key, status: { in: UNSETTLED } };
     return this.prisma.$transaction(async (tx) => {
       const settled = await tx.multimediaJob.updateMany({ where: match, data: { status: "failed", ...failed, lockedBy: null } });
-      return settled.count ? tx.multimediaJob.findFirst({ where: { id: where.id } }) : null;
+      return settled.count ? tx.multimediaJob.findFirst({ where: key }) : null;
     });
   }
 
   /** Gives the attempt's job back to the queue within `tx`: the queued row, or null when another attempt owns it. */
-  async release(tx: Transaction, id: string, lockedBy: string): Promise<JobRecord | null> {
-    const updated = await tx.multimediaJob.updateMany({ where: { id, lockedBy }, data: { status: "queued", lockedBy: null, current: 0 } });
-    return updated.count ? tx.multimediaJob.findFirst({ where: { id } }) : null;
+  async release(tx: Transaction, job: JobKey, lockedBy: string): Promise<JobRecord | null> {
+    const updated = await tx.multimediaJob.updateMany({ where: { ...job, lockedBy }, data: { status: "queued", lockedBy: null, current: 0 } });
+    return updated.count ? tx.multimediaJob.findUnique({ where: { id_domainId: job } }) : null;
   }
 
   // ---------------------------------------------------------------- the history (CONTRACT §7.4)

@@ -216,7 +216,7 @@ export class MultimediaJobService {
           fileName,
           sizeBytes: size,
         });
-        await this.queue.enqueue(id, tx);
+        await this.queue.enqueue(created, tx);
         return created;
       });
     } catch (error) {

@@ -33,7 +33,7 @@ export class MultimediaWorker {
     if (count === 0) return;
     this.started = true;
     await this.queue.work(count, (attempt) => this.run(attempt));
-    await this.queue.onGaveUp((processingId) => this.attempts.giveUp(processingId));
+    await this.queue.onGaveUp((task) => this.attempts.giveUp(task));
   }
 
   async stop(): Promise<void> {

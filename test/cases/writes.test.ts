@@ -228,6 +228,22 @@ describe("indices", () => {
     expect(res.status).toBe(200);
     expect(res.body.case.indices.parent).toEqual({ case_id: parent.case_id, case_type: "household", relationship: "child" });
   });
+
+  it("simultaneous updates of one case, each adding an index, each answer the case with every index written before it", async () => {
+    const parent = await app.createCase({ case_type: "household" });
+    const c = await app.createCase();
+    const n = 12;
+    const responses = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        app.put(c.case_id, { indices: { [`i${i}`]: { case_id: parent.case_id, case_type: "household", relationship: "child" } } }),
+      ),
+    );
+    for (const res of responses) expect(res.status, JSON.stringify(res.body)).toBe(200);
+    // the writes are applied one after another under the case's row lock: the k-th holds k indices
+    const counts = responses.map((res) => Object.keys(res.body.case.indices).length).sort((a, b) => a - b);
+    expect(counts).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    expect(Object.keys((await app.get(c.case_id)).body.indices)).toHaveLength(n);
+  });
 });
 
 describe("bulk: POST or PUT with a list", () => {

@@ -43,7 +43,10 @@ async function queuedJob(total = 3): Promise<string> {
 }
 
 /** The n-th delivery of the job by pg-boss (retryCount n), as the queue hands it to a worker. */
-const delivery = (processingId: string, retryCount = 0) => ({ id: randomUUID(), retryCount, data: { processingId } }) as TaskAttempt;
+const delivery = (processingId: string, retryCount = 0) => ({ id: randomUUID(), retryCount, data: { processingId, domainId } }) as TaskAttempt;
+
+/** A delivery of a job queued by a release whose payload named the job by id alone. */
+const deliveryWithoutDomain = (processingId: string) => ({ id: randomUUID(), retryCount: 0, data: { processingId } }) as TaskAttempt;
 
 const row = (id: string) => app.db.prisma.multimediaJob.findFirstOrThrow({ where: { id } });
 
@@ -74,6 +77,24 @@ describe("begin: an attempt takes the job row and holds its fence", () => {
     await app.db.prisma.multimediaJob.updateMany({ where: { id }, data: { status: "complete", result: emptyArchiveResult() as object } });
     expect(await app.services.jobAttempts.begin(delivery(id))).toBeNull();
     expect(await row(id)).toMatchObject({ status: "complete", lockedBy: null });
+  });
+});
+
+describe("a job queued before the payload carried its domain", () => {
+  it("is begun by its id alone, and the attempt then names the row by id and domain: it progresses and completes", async () => {
+    const id = await queuedJob(2);
+    const attempt = (await app.services.jobAttempts.begin(deliveryWithoutDomain(id)))!;
+    expect(attempt.job).toMatchObject({ id, domainId, status: "running" });
+    await attempt.progress(1, 2);
+    await attempt.complete(emptyArchiveResult(), []);
+    expect(await row(id)).toMatchObject({ status: "complete", current: 2, lockedBy: null });
+  });
+
+  it("is given up by its id alone", async () => {
+    const id = await queuedJob();
+    await app.services.jobAttempts.begin(deliveryWithoutDomain(id));
+    await app.services.jobAttempts.giveUp({ processingId: id });
+    expect(await row(id)).toMatchObject({ status: "failed", errors: ["The processing task crashed."], lockedBy: null });
   });
 });
 
@@ -179,13 +200,13 @@ describe("settling: complete, fail, give up", () => {
   it("giving up (attempts used up) fails an unsettled job, and leaves a settled one as it is", async () => {
     const running = await queuedJob();
     await app.services.jobAttempts.begin(delivery(running));
-    await app.services.jobAttempts.giveUp(running);
+    await app.services.jobAttempts.giveUp({ processingId: running, domainId });
     expect(await row(running)).toMatchObject({ status: "failed", errors: ["The processing task crashed."], lockedBy: null });
 
     const complete = await queuedJob();
     const attempt = (await app.services.jobAttempts.begin(delivery(complete)))!;
     await attempt.complete(emptyArchiveResult(), []);
-    await app.services.jobAttempts.giveUp(complete);
+    await app.services.jobAttempts.giveUp({ processingId: complete, domainId });
     expect(await row(complete)).toMatchObject({ status: "complete", errors: [] });
   });
 });
