@@ -164,7 +164,10 @@ class NotifyListener {
   async hears(notifier: pg.Pool): Promise<boolean> {
     const heard = new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), PROBE_WAIT_MS).unref();
-      this.probeHeard = () => (clearTimeout(timer), resolve(true));
+      this.probeHeard = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
     });
     await notifier.query("SELECT pg_notify($1, '')", [this.probeChannel]);
     return heard.finally(() => (this.probeHeard = undefined));

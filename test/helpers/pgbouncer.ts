@@ -67,7 +67,10 @@ async function listening(port: number, timeoutMs: number, exited: () => boolean)
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, "127.0.0.1", () => (socket.destroy(), resolve(true)));
+      const socket = net.connect(port, "127.0.0.1", () => {
+        socket.destroy();
+        resolve(true);
+      });
       socket.on("error", () => resolve(false));
     });
     if (open) return;
@@ -88,7 +91,12 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   if (asRoot) for (const entry of ["", "users.txt", "pgbouncer.ini"]) await chown(path.join(dir, entry), ids.uid!, ids.gid!);
   const child = spawn(BINARY, [path.join(dir, "pgbouncer.ini")], { ...ids, stdio: "ignore" });
   let exited = false;
-  const gone = new Promise<void>((resolve) => child.once("exit", () => ((exited = true), resolve())));
+  const gone = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      exited = true;
+      resolve();
+    }),
+  );
   const log = () => (existsSync(path.join(dir, "pgbouncer.log")) ? readFileSync(path.join(dir, "pgbouncer.log"), "utf8") : "");
   const stop = async () => {
     if (!exited) child.kill("SIGINT");
