@@ -22,10 +22,11 @@ trap cleanup EXIT
 url=$(scripts/pg-cluster.sh start "$dir/pg" "$pg_port")
 mkdir -p "$dir/bouncer"
 echo '"postgres" ""' >"$dir/bouncer/users.txt"
-# every database passes (tests make their own), every user as the cluster lets it in (trust)
+# every database passes (tests make their own), every user as the cluster lets it in (trust); the
+# pooled sessions carry the statement timeout as docs/operations.md (PgBouncer) says
 cat >"$dir/bouncer/pgbouncer.ini" <<INI
 [databases]
-* = host=127.0.0.1 port=$pg_port
+* = host=127.0.0.1 port=$pg_port connect_query='SET statement_timeout = 15000'
 [pgbouncer]
 listen_addr = 127.0.0.1
 listen_port = $bouncer_port
@@ -33,7 +34,7 @@ unix_socket_dir =
 auth_type = trust
 auth_file = $dir/bouncer/users.txt
 pool_mode = transaction
-default_pool_size = 10
+default_pool_size = 20
 max_client_conn = 2000
 server_idle_timeout = 5
 logfile = $dir/bouncer/pgbouncer.log

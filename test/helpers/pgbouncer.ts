@@ -29,8 +29,10 @@ export interface PgBouncer {
 export interface PgBouncerOptions {
   /** the server behind it: any URL of it (its host, port and user are used) */
   upstreamUrl: string;
-  /** server connections per database and user (PgBouncer's default_pool_size) */
+  /** server connections per database and user (PgBouncer's default_pool_size; default 20) */
   poolSize?: number;
+  /** the pooled sessions' statement timeout, set by PgBouncer (docs/operations.md); default 15000, 0: none */
+  statementTimeoutMs?: number;
 }
 
 const BINARY = "/usr/sbin/pgbouncer";
@@ -41,9 +43,10 @@ export function pgBouncerUnavailable(): string | undefined {
   return "pgbouncer is not installed (apt-get install -y pgbouncer)";
 }
 
-function config(upstream: URL, port: number, dir: string, poolSize: number): string {
+function config(upstream: URL, port: number, dir: string, poolSize: number, statementTimeoutMs: number): string {
+  const timeout = statementTimeoutMs > 0 ? ` connect_query='SET statement_timeout = ${statementTimeoutMs}'` : "";
   return `[databases]
-* = host=${upstream.hostname} port=${upstream.port || 5432}
+* = host=${upstream.hostname} port=${upstream.port || 5432}${timeout}
 
 [pgbouncer]
 listen_addr = 127.0.0.1
@@ -85,7 +88,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   const port = await freePort();
   const dir = await mkdtemp(path.join(os.tmpdir(), "gateway-pgbouncer-"));
   await writeFile(path.join(dir, "users.txt"), `"${user}" ""\n`);
-  await writeFile(path.join(dir, "pgbouncer.ini"), config(upstream, port, dir, options.poolSize ?? 10));
+  await writeFile(path.join(dir, "pgbouncer.ini"), config(upstream, port, dir, options.poolSize ?? 20, options.statementTimeoutMs ?? 15_000));
   const asRoot = process.getuid?.() === 0;
   const ids = asRoot ? { uid: Number(execFileSync("id", ["-u", "postgres"])), gid: Number(execFileSync("id", ["-g", "postgres"])) } : {};
   if (asRoot) for (const entry of ["", "users.txt", "pgbouncer.ini"]) await chown(path.join(dir, entry), ids.uid!, ids.gid!);
