@@ -8,6 +8,11 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL server; when absent the embedded PGlite under dataDir is used. */
   databaseUrl: string | undefined;
+  /**
+   * A direct PostgreSQL connection for what a transaction pooler cannot carry (LISTEN, session
+   * advisory locks, migrations, the job queue): DATABASE_DIRECT_URL, else DATABASE_URL itself.
+   */
+  databaseDirectUrl: string | undefined;
   /** Redis server: when set, the event bus and the rate-limit and login counters live there (CONTRACT §7.6) */
   redisUrl: string | undefined;
   /** the embedded database's buffer cache (PostgreSQL `shared_buffers`), in MB */
@@ -150,6 +155,15 @@ function databaseUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/** DATABASE_DIRECT_URL: only beside DATABASE_URL (it names the same database, without the pooler). */
+function databaseDirectUrl(env: Env): string | undefined {
+  const raw = env.DATABASE_DIRECT_URL;
+  if (!raw) return databaseUrl(env.DATABASE_URL);
+  if (!env.DATABASE_URL) throw new ConfigError("DATABASE_DIRECT_URL needs DATABASE_URL (the pooled connection to the same database)");
+  if (!/^postgres(ql)?:\/\//.test(raw)) throw new ConfigError("DATABASE_DIRECT_URL must be a postgresql:// URL");
+  return raw;
+}
+
 function redisUrl(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
   if (!/^rediss?:\/\/[^/?#]/.test(raw) || !URL.canParse(raw)) {
@@ -249,6 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || "127.0.0.1",
     dataDir: path.resolve(env.DATA_DIR || "./data"),
     databaseUrl: databaseUrl(env.DATABASE_URL),
+    databaseDirectUrl: databaseDirectUrl(env),
     redisUrl: redisUrl(env.REDIS_URL),
     embeddedCacheMb: integer(env, "EMBEDDED_DB_CACHE_MB", 16, 1),
     migrateOnStart: flag(env, "MIGRATE_ON_START", true),

@@ -75,7 +75,7 @@ const IDENTITY_CACHE = { ttlMs: 5000, max: 10_000 };
 /** Redis when REDIS_URL is set, else PostgreSQL's LISTEN/NOTIFY, else (embedded) in process. */
 function eventBus(db: Database, config: Config): Promise<EventBus> {
   if (config.redisUrl) return redisEventBus(config.redisUrl);
-  return db.url ? postgresEventBus(db.url) : Promise.resolve(localEventBus());
+  return db.url ? postgresEventBus(db.url, db.directUrl) : Promise.resolve(localEventBus());
 }
 
 /** An object store when BLOB_STORE_URL names one; else the database's tables on PostgreSQL, files under DATA_DIR embedded. */

@@ -32,6 +32,20 @@ describe("§7.5: MIGRATE_ON_START", () => {
   });
 });
 
+describe("§7.6: DATABASE_DIRECT_URL", () => {
+  it("§7.6: DATABASE_DIRECT_URL defaults to DATABASE_URL, takes a postgresql:// URL beside it, and is refused alone or malformed, naming the variable", () => {
+    expect(loadConfig({}).databaseDirectUrl).toBeUndefined();
+    expect(loadConfig({ DATABASE_URL: "postgresql://u@pooler:6432/db" }).databaseDirectUrl).toBe("postgresql://u@pooler:6432/db");
+    expect(loadConfig({ DATABASE_URL: "postgresql://u@pooler:6432/db", DATABASE_DIRECT_URL: "postgres://u@db:5432/db" }).databaseDirectUrl).toBe(
+      "postgres://u@db:5432/db",
+    );
+    expect(() => loadConfig({ DATABASE_DIRECT_URL: "postgresql://u@db:5432/db" })).toThrow(/^DATABASE_DIRECT_URL needs DATABASE_URL/);
+    expect(() => loadConfig({ DATABASE_URL: "postgresql://u@pooler/db", DATABASE_DIRECT_URL: "mysql://db" })).toThrow(
+      "DATABASE_DIRECT_URL must be a postgresql:// URL",
+    );
+  });
+});
+
 describe("§7.6: REDIS_URL", () => {
   it("§7.6: REDIS_URL is unset by default, takes a redis:// or rediss:// URL, and refuses anything else naming the variable (never its password)", () => {
     expect(loadConfig({}).redisUrl).toBeUndefined();

@@ -20,8 +20,19 @@ export interface Database {
   kind: "pglite" | "postgres";
   prisma: PrismaClient;
   adapterFactory: SqlMigrationAwareDriverAdapterFactory;
-  /** the connection string in PostgreSQL mode (LISTEN/NOTIFY needs its own connection) */
+  /** the connection string in PostgreSQL mode: requests' statements, perhaps through a transaction pooler */
   url?: string;
+  /**
+   * In PostgreSQL mode, a direct connection (DATABASE_DIRECT_URL, else `url`) for what needs a
+   * session of its own, which a transaction-pooling PgBouncer hands to another client after every
+   * transaction: the event bus's LISTEN, the migration lock (a session advisory lock) and the
+   * migrations, and pg-boss (its LISTEN). What stays on `url`, because it lives within one
+   * transaction: Prisma's statements and interactive transactions (adapter-pg sends unnamed
+   * statements only), `pg_advisory_xact_lock` and `FOR UPDATE` inside them, the bus's NOTIFY (sent
+   * at commit, one statement at a time, so in order), the blob store's chunks (BEGIN … COMMIT on
+   * one checked-out client) and the rate-limit counters.
+   */
+  directUrl?: string;
   /** the embedded engine, in PGlite mode */
   pglite?: PGlite;
   /** the connection pool, in PostgreSQL mode (its use is a metric) */
@@ -98,8 +109,13 @@ export function pgliteDatabase(pglite: PGlite): Database {
  * CPU for minutes after its request gave up (security review 2026-11-26, G4). Migrations, which may
  * rightly run longer, get a small pool of their own without it; the job queue, the event bus and the
  * blob store open their own connections, without it too.
+ *
+ * With a `directUrl` other than `url`, `url` is a transaction pooler (PgBouncer), which refuses any
+ * startup parameter it does not track ("unsupported startup parameter: statement_timeout"): the
+ * timeout is then the pooler's or the role's to set (docs/operations.md, PgBouncer), and
+ * migrations run on the direct connection.
  */
-export function postgresDatabase(url: string, poolSize = 10, connectTimeoutMs = 5000, statementTimeoutMs = 0): Database {
+export function postgresDatabase(url: string, poolSize = 10, connectTimeoutMs = 5000, statementTimeoutMs = 0, directUrl = url): Database {
   let lastReport = 0;
   const report = (what: string) => (error: Error) => {
     // one line per second at most: an outage drops every pooled connection at once
@@ -107,13 +123,14 @@ export function postgresDatabase(url: string, poolSize = 10, connectTimeoutMs = 
     lastReport = Date.now();
     log.error(what, { error: { name: error.name, code: (error as { code?: string }).code, message: error.message } });
   };
+  const pooled = directUrl !== url;
   // The pools are ours, so that their use can be read (a metric) and they are ended here, after the
   // client. Their idle clients' errors are handled here for their whole life: adapter-pg removes its
   // own handler from a pool it did not make whenever a client of the factory is disposed, and an idle
   // client's error with no handler would crash the process.
-  const openPool = (max: number, timeoutMs: number) => {
+  const openPool = (connectionString: string, max: number, timeoutMs: number) => {
     const opened = new pg.Pool({
-      connectionString: url,
+      connectionString,
       max,
       connectionTimeoutMillis: connectTimeoutMs,
       keepAlive: true,
@@ -123,16 +140,17 @@ export function postgresDatabase(url: string, poolSize = 10, connectTimeoutMs = 
     return opened;
   };
   const factoryOf = (of: pg.Pool) => new PrismaPg(of, { onConnectionError: report("database connection lost") });
-  const pool = openPool(poolSize, statementTimeoutMs);
+  const pool = openPool(url, poolSize, pooled ? 0 : statementTimeoutMs);
   const adapterFactory = factoryOf(pool);
   const prisma = clientFor(adapterFactory);
   // pg opens a pool's connections on first use only: this one costs nothing until migrations run
-  const migrationPool = statementTimeoutMs > 0 ? openPool(2, 0) : pool;
+  const migrationPool = pooled ? directMigrationPool(openPool(directUrl, 2, 0)) : statementTimeoutMs > 0 ? openPool(url, 2, 0) : pool;
   return {
     kind: "postgres",
     prisma,
     adapterFactory: migrationPool === pool ? adapterFactory : factoryOf(migrationPool),
     url,
+    directUrl,
     pool,
     async close() {
       await prisma.$disconnect();
@@ -140,6 +158,30 @@ export function postgresDatabase(url: string, poolSize = 10, connectTimeoutMs = 
       if (migrationPool !== pool) await migrationPool.end();
     },
   };
+}
+
+/**
+ * Behind a pooler the statement timeout is set on the role or by the pooler, and so may reach the
+ * direct connection too: migrations' sessions clear it (a session SET, which a direct connection keeps).
+ */
+function directMigrationPool(pool: pg.Pool): pg.Pool {
+  pool.on("connect", (client) => void client.query("SET statement_timeout = 0").catch(() => {}));
+  return pool;
+}
+
+/**
+ * Behind a pooler, DATABASE_STATEMENT_TIMEOUT_MS cannot travel with the connection: says so at start
+ * when the pooled sessions carry no timeout, which leaves a runaway statement uncancelled.
+ */
+async function warnOfUntimedPool(db: Database, statementTimeoutMs: number): Promise<void> {
+  if (statementTimeoutMs <= 0 || db.directUrl === db.url) return;
+  // a check, not a dependency: an unreachable database is the migrations' to report
+  const rows = await db.prisma.$queryRawUnsafe<{ statement_timeout: string }[]>("SHOW statement_timeout").catch(() => []);
+  if (rows[0]?.statement_timeout !== "0") return;
+  log.warn(
+    "DATABASE_URL goes through a pooler (DATABASE_DIRECT_URL is set), which cannot carry DATABASE_STATEMENT_TIMEOUT_MS, and its sessions have no statement timeout: set one on the role (ALTER ROLE … SET statement_timeout) or in PgBouncer (connect_query)",
+    { databaseStatementTimeoutMs: statementTimeoutMs },
+  );
 }
 
 /**
@@ -163,11 +205,17 @@ async function initdbApart(pgdata: string, startParams: string[]): Promise<void>
 
 export async function openDatabase(options: {
   databaseUrl?: string;
+  databaseDirectUrl?: string;
   dataDir: string;
   embeddedCacheMb: number;
   databaseStatementTimeoutMs?: number;
 }): Promise<Database> {
-  if (options.databaseUrl) return postgresDatabase(options.databaseUrl, 10, 5000, options.databaseStatementTimeoutMs);
+  if (options.databaseUrl) {
+    const timeoutMs = options.databaseStatementTimeoutMs ?? 0;
+    const db = postgresDatabase(options.databaseUrl, 10, 5000, timeoutMs, options.databaseDirectUrl ?? options.databaseUrl);
+    await warnOfUntimedPool(db, timeoutMs);
+    return db;
+  }
   // PGlite does not create parent folders of its data directory.
   await mkdir(options.dataDir, { recursive: true });
   const pgdata = path.join(options.dataDir, "pgdata");

@@ -42,10 +42,15 @@ export async function migrateToCurrent(db: Database, dir = MIGRATIONS_DIR): Prom
   });
 }
 
-/** Runs `work` holding our migration lock (PostgreSQL); the embedded database has one process. */
+/**
+ * Runs `work` holding our migration lock (PostgreSQL); the embedded database has one process. The
+ * lock is a session's: on the direct connection, since a transaction pooler would hand the session
+ * that holds it to other clients between statements (and the unlock to another session).
+ */
 async function serialised<T>(db: Database, work: () => Promise<T>): Promise<T> {
-  if (!db.url) return work();
-  const client = new pg.Client({ connectionString: db.url, keepAlive: true });
+  const url = db.directUrl ?? db.url;
+  if (!url) return work();
+  const client = new pg.Client({ connectionString: url, keepAlive: true });
   // a connection lost while waiting fails the query below; this keeps it from crashing the process
   client.on("error", () => {});
   await client.connect();

@@ -1,5 +1,7 @@
+import { randomUUID } from "node:crypto";
 import { createPubSub } from "@graphql-yoga/subscription";
 import pg from "pg";
+import { ConfigError } from "../config.ts";
 import { log } from "../log.ts";
 import { eventNotifications } from "../observability/metrics.ts";
 import { type EventBus, listenOn, SeenBatches, type Topics, unboundedEventTarget } from "./bus.ts";
@@ -11,6 +13,11 @@ import { type EventBus, listenOn, SeenBatches, type Topics, unboundedEventTarget
  * lets a listener that reconnects replay what it missed: events published while the database was
  * away are delivered late rather than lost. Three parts: the publisher (NOTIFY), the listener
  * (LISTEN, reconnecting) and the delivery (in order, each batch once, replays).
+ *
+ * LISTEN needs a session of its own: behind a transaction-pooling PgBouncer it goes to the direct
+ * connection (DATABASE_DIRECT_URL), where the publisher's NOTIFY may stay on the pooled one (one
+ * statement, sent at its commit; one at a time, so in order). A bus whose LISTEN hears nothing
+ * refuses to start rather than drop every event in silence.
  */
 
 const CHANNEL = "gateway_events";
@@ -31,6 +38,8 @@ const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5000;
 /** How long `delivered` waits for a batch to come back before giving up (the listener is down). */
 const DELIVERY_WAIT_MS = 3000;
+/** How long the start waits to hear its own probe: a direct connection hears it within milliseconds. */
+const PROBE_WAIT_MS = 5000;
 
 /**
  * One statement per batch: log it, then NOTIFY its id, with the events inline when they fit.
@@ -139,11 +148,30 @@ class NotifyListener {
   private connecting = false;
   private retryMs = RETRY_FIRST_MS;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** a channel of this listener alone, which the start's probe notifies */
+  private readonly probeChannel = `gateway_probe_${randomUUID().replace(/-/g, "")}`;
+  private probeHeard: (() => void) | undefined;
 
   constructor(
     private readonly url: string,
     private readonly delivery: BatchDelivery,
   ) {}
+
+  /**
+   * Whether a NOTIFY sent through `notifier` reaches this listener. Through a transaction pooler it
+   * never does: the session that ran LISTEN serves other clients, and what it hears goes nowhere.
+   */
+  async hears(notifier: pg.Pool): Promise<boolean> {
+    const heard = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), PROBE_WAIT_MS).unref();
+      this.probeHeard = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+    });
+    await notifier.query("SELECT pg_notify($1, '')", [this.probeChannel]);
+    return heard.finally(() => (this.probeHeard = undefined));
+  }
 
   get listening() {
     return this.client !== undefined;
@@ -153,12 +181,16 @@ class NotifyListener {
     const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, keepAlive: true });
     // what arrives before the replay is queued waits for it, so that events keep their order
     let early: string[] | undefined = [];
-    client.on("notification", (message) => (early ? early.push(message.payload ?? "") : this.delivery.deliver(message.payload ?? "")));
+    client.on("notification", (message) => {
+      if (message.channel === this.probeChannel) this.probeHeard?.();
+      else if (early) early.push(message.payload ?? "");
+      else this.delivery.deliver(message.payload ?? "");
+    });
     client.on("error", (error) => this.lost(client, error));
     client.on("end", () => this.lost(client));
     try {
       await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
+      await client.query(`LISTEN ${CHANNEL}; LISTEN ${this.probeChannel}`);
       await this.delivery.startAfterLogged(client);
     } catch (error) {
       void client.end().catch(() => {});
@@ -266,15 +298,29 @@ class BatchPublisher {
   }
 }
 
-export async function postgresEventBus(url: string): Promise<EventBus> {
+/** Why a bus whose LISTEN hears nothing refuses to start, naming the setting to fix. */
+function deafListenerMessage(url: string, listenUrl: string): string {
+  const waited = `a NOTIFY did not reach the event bus's LISTEN in ${PROBE_WAIT_MS / 1000} s`;
+  return listenUrl === url
+    ? `DATABASE_DIRECT_URL must be set: ${waited} through DATABASE_URL, which looks like a transaction-pooling PgBouncer (LISTEN needs a direct connection)`
+    : `DATABASE_DIRECT_URL must be a direct connection (or a session-mode pool): ${waited} through it`;
+}
+
+/** The bus publishing through `url` and listening on `listenUrl` (a direct connection behind a transaction pooler). */
+export async function postgresEventBus(url: string, listenUrl = url): Promise<EventBus> {
   const local = unboundedEventTarget();
   // one connection, so that NOTIFYs (and so events) keep the order they were published in
   const notifier = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 5000 });
   // An idle pooled connection the server closes (restart, shutdown) must not crash the process.
   notifier.on("error", (error) => log.error("event publisher connection lost", { error }));
   const delivery = new BatchDelivery(local, notifier);
-  const listener = new NotifyListener(url, delivery);
+  const listener = new NotifyListener(listenUrl, delivery);
   await listener.connect();
+  if (!(await listener.hears(notifier))) {
+    await listener.close();
+    await notifier.end().catch(() => {});
+    throw new ConfigError(deafListenerMessage(url, listenUrl));
+  }
   const publisher = new BatchPublisher(notifier, listener);
 
   const eventTarget = {

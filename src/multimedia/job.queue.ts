@@ -49,10 +49,11 @@ function staleCheckSeconds(jobLeaseSeconds: number): number {
   return Math.max(1, Math.ceil(jobLeaseSeconds / 10));
 }
 
+/** pg-boss's LISTEN needs a session of its own: it takes the direct connection (Database.directUrl). */
 async function startBoss(db: Database, config: Pick<Config, "jobLeaseSeconds">): Promise<PgBoss> {
   const check = staleCheckSeconds(config.jobLeaseSeconds);
   const boss = new PgBoss({
-    ...(db.pglite ? { db: fromPglite(db.pglite), backend: "pglite" as const } : { connectionString: db.url!, max: 3 }),
+    ...(db.pglite ? { db: fromPglite(db.pglite), backend: "pglite" as const } : { connectionString: db.directUrl ?? db.url!, max: 3 }),
     useListenNotify: true,
     superviseIntervalSeconds: check,
     monitorIntervalSeconds: check,

@@ -180,7 +180,8 @@ describe("the wire: REST 400 {error} and GraphQL BAD_USER_INPUT with the same me
 describe.runIf(usingPostgres())("PostgreSQL: DATABASE_STATEMENT_TIMEOUT_MS", () => {
   /** The test's database, reopened with a statement timeout of `timeoutMs`. */
   const timed = (timeoutMs: number) => (db: Database) => {
-    const reopened = postgresDatabase(db.url!, 5, 5000, timeoutMs);
+    // the timeout travels as a startup parameter, which only a direct connection takes (not PgBouncer)
+    const reopened = postgresDatabase(db.directUrl!, 5, 5000, timeoutMs);
     return {
       ...reopened,
       async close() {

@@ -172,7 +172,7 @@ function crossProcessBuses() {
       available: usingPostgres(),
       engine: async () => {
         const db = await freshDatabase();
-        return { open: () => postgresEventBus(db.url!), close: () => db.close() };
+        return { open: () => postgresEventBus(db.url!, db.directUrl), close: () => db.close() };
       },
     },
     {

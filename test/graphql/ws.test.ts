@@ -193,7 +193,7 @@ describe("F2: sockets are closed when their credentials go away", () => {
     const live = ws.subscribe(CASE_CHANGED);
     await until(() => live.events.length > 0, writeCase);
     // another process: its own bus (LISTEN/NOTIFY) and its own admin service on the same database
-    const otherBus = await postgresEventBus(app.db.url!);
+    const otherBus = await postgresEventBus(app.db.url!, app.db.directUrl);
     try {
       const otherAdmin = new AdminService(app.db.prisma, app.services.config.authRealm, otherBus);
       await otherAdmin.revokeApiKey(app.root, await keyIdOf(member.username));

@@ -5,6 +5,7 @@ import pg from "pg";
 import { inject } from "vitest";
 import { clientFor, pgliteDatabase, postgresDatabase, type Database } from "../../src/db/client.ts";
 import { withDatabase } from "../setup/global.ts";
+import { pooledUrlOf } from "./pgbouncer.ts";
 
 /** A fresh, migrated database for one test, on the engine this run tests (see test/setup/global.ts). */
 
@@ -45,7 +46,9 @@ export async function freshDatabase(): Promise<Database> {
   if (server) {
     const name = `t_${randomUUID().replace(/-/g, "")}`;
     await copyTemplate(server, name);
-    const db = postgresDatabase(withDatabase(server, name), 5);
+    // npm run test:pgbouncer: requests go through the run's PgBouncer, sessions to the server
+    const direct = withDatabase(server, name);
+    const db = postgresDatabase(pooledUrlOf(direct) ?? direct, 5, 5000, 0, direct);
     return {
       ...db,
       async close() {

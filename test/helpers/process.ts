@@ -5,6 +5,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { directUrlOf } from "./pgbouncer.ts";
 
 /** The real server as a child process, for start, signal and restart tests. */
 export interface ServerProcess {
@@ -36,6 +37,9 @@ const START_SCRIPT = path.join(ROOT, "scripts/start.sh");
  */
 export async function startServer(env: Record<string, string>, timeoutMs = 60_000, options: StartOptions = {}): Promise<ServerProcess> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: "0", ...env };
+  // npm run test:pgbouncer: a DATABASE_URL through the run's PgBouncer comes with its direct URL
+  const direct = env.DATABASE_URL && !("DATABASE_DIRECT_URL" in env) ? directUrlOf(env.DATABASE_URL) : undefined;
+  if (direct) childEnv.DATABASE_DIRECT_URL = direct;
   delete childEnv.NODE_ENV;
   // the server as npm start runs it (scripts/start.sh), with this node
   if (!options.npmStart) childEnv.NODE = process.execPath;

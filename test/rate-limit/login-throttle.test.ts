@@ -424,7 +424,7 @@ describe("windows and configuration", () => {
 describe.skipIf(!usingPostgres())("PostgreSQL: budgets shared by every process", () => {
   it("F7: failures on one process count on another; the counters live in rate_limits", async () => {
     await setUp({ loginFailuresPerAddress: 3, loginFailuresPerUsername: 5 });
-    const db2 = postgresDatabase(app.db.url!, 2);
+    const db2 = postgresDatabase(app.db.url!, 2, 5000, 0, app.db.directUrl);
     const services2 = await createServices(db2, app.services.config);
     const server2 = await buildServer(services2);
     const second = { ...app, server: server2 } as TestApp;

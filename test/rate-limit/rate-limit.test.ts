@@ -375,7 +375,7 @@ describe.skipIf(!usingPostgres())("PostgreSQL: counters shared by every process"
   it("two servers on one database share each budget; the counters live in rate_limits", async () => {
     const { app, user } = await limited(3);
     // a second process: its own Prisma client, services and server over the same database
-    const db2 = postgresDatabase(app.db.url!, 2);
+    const db2 = postgresDatabase(app.db.url!, 2, 5000, 0, app.db.directUrl);
     const services2 = await createServices(db2, app.services.config);
     const server2 = await buildServer(services2);
     try {
