@@ -26,7 +26,9 @@ const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
  * PostgreSQL; behind a transaction-pooling PgBouncer, DATABASE_URL names the pooler and
  * DATABASE_DIRECT_URL the server (CONTRACT §7.6 connection pooling). `close` stops what it started.
  */
-export async function topologyDatabase(direct: string): Promise<{ env: { DATABASE_URL: string; DATABASE_DIRECT_URL?: string }; close(): Promise<void> }> {
+export async function topologyDatabase(
+  direct: string,
+): Promise<{ env: { DATABASE_URL: string; DATABASE_DIRECT_URL?: string }; close(): Promise<void> }> {
   return { env: { DATABASE_URL: direct }, close: async () => {} };
 }
 
@@ -288,7 +290,11 @@ export function subscribeDashboard(url: string): Dashboard {
     retryAttempts: 0,
   });
   const dashboard: Dashboard = { cases: [], jobs: [], errors: [], dispose: async () => void (await client.dispose()) };
-  const sink = <T>(push: (data: T) => void) => ({ next: (m: { data?: unknown }) => push(m.data as T), error: (e: unknown) => dashboard.errors.push(e), complete: () => {} });
+  const sink = <T>(push: (data: T) => void) => ({
+    next: (m: { data?: unknown }) => push(m.data as T),
+    error: (e: unknown) => dashboard.errors.push(e),
+    complete: () => {},
+  });
   client.subscribe(
     { query: `subscription { caseChanged(domain: "${TOPOLOGY_DOMAIN}") { caseId formId } }` },
     sink<{ caseChanged: { caseId: string; formId: string } }>((d) => dashboard.cases.push({ ...d.caseChanged, at: performance.now() })),
@@ -328,7 +334,9 @@ export async function whenLive(dashboard: Dashboard, writer: string, auth: strin
 }
 
 /** Where the media and archives went: bucket keys, rows of the database's blob tables, files under any DATA_DIR/blobs. */
-export async function mediaPlaces(topology: Topology): Promise<{ mediaKeys: string[]; archiveKeys: string[]; blobRows: number; chunkRows: number; localBlobFiles: number }> {
+export async function mediaPlaces(
+  topology: Topology,
+): Promise<{ mediaKeys: string[]; archiveKeys: string[]; blobRows: number; chunkRows: number; localBlobFiles: number }> {
   const keys = await topology.store.keys();
   const [counts] = await queryDatabase<{ blobs: string; chunks: string }>(
     topology.directUrl,
