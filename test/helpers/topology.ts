@@ -17,7 +17,7 @@ import { startObjectStore, type TestObjectStore } from "./object-store.ts";
 import { startServer, type ServerProcess } from "./process.ts";
 import { startRedis, type RedisServer } from "./redis.ts";
 
-export const TOPOLOGY_ADMIN = `Basic ${Buffer.from("admin:admin-pass").toString("base64")}`;
+const TOPOLOGY_ADMIN = `Basic ${Buffer.from("admin:admin-pass").toString("base64")}`;
 export const TOPOLOGY_DOMAIN = "topo";
 const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
 
@@ -26,9 +26,7 @@ const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
  * PostgreSQL; behind a transaction-pooling PgBouncer, DATABASE_URL names the pooler and
  * DATABASE_DIRECT_URL the server (CONTRACT §7.6 connection pooling). `close` stops what it started.
  */
-export async function topologyDatabase(
-  direct: string,
-): Promise<{ env: { DATABASE_URL: string; DATABASE_DIRECT_URL?: string }; close(): Promise<void> }> {
+async function topologyDatabase(direct: string): Promise<{ env: { DATABASE_URL: string; DATABASE_DIRECT_URL?: string }; close(): Promise<void> }> {
   return { env: { DATABASE_URL: direct }, close: async () => {} };
 }
 
@@ -259,7 +257,7 @@ export const caseWrites = {
 };
 
 /** A multimedia job's change as the dashboard feed gets it. */
-export interface JobEvent {
+interface JobEvent {
   processingId: string;
   state: string;
   matchedCount?: number;
@@ -267,7 +265,7 @@ export interface JobEvent {
 }
 
 /** A case change as the dashboard gets it, with when it arrived (performance.now()). */
-export interface CaseEvent {
+interface CaseEvent {
   caseId: string;
   formId: string;
   at: number;
