@@ -428,6 +428,17 @@ function report(figures: Figures[]): void {
   }
 }
 
+/** What Ctrl-C must still stop: the cluster (pg_ctl runs it apart from this process) and the deployment's processes. */
+const onInterrupt: (() => Promise<unknown>)[] = [];
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    // the load's requests now fail as the processes go: only the cleanup matters
+    process.on("uncaughtException", () => {});
+    process.on("unhandledRejection", () => {});
+    void Promise.allSettled(onInterrupt.map((stop) => stop())).finally(() => process.exit(130));
+  });
+}
+
 async function main(): Promise<number> {
   const missing = redisUnavailable();
   if (missing) {
@@ -435,6 +446,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const cluster = await startPgCluster();
+  onInterrupt.push(() => cluster.remove());
   const figures: Figures[] = [];
   try {
     for (const [name, deploy] of [
@@ -442,6 +454,7 @@ async function main(): Promise<number> {
       ["soak_topology", topologyDeployment],
     ] as const) {
       const deployment = await deploy(await createDatabase(cluster.url, name));
+      onInterrupt.unshift(() => deployment.close());
       try {
         figures.push(await soak(deployment));
       } finally {
