@@ -32,6 +32,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { startPgCluster, startServer, type ServerProcess } from "../../test/helpers/process.ts";
+import { pgBouncerUnavailable } from "../../test/helpers/pgbouncer.ts";
 import { redisUnavailable } from "../../test/helpers/redis.ts";
 import {
   call,
@@ -377,7 +378,7 @@ async function topologyDeployment(directUrl: string): Promise<Deployment> {
   const topology: Topology = await startTopology(directUrl, { ...COMMON_ENV, JOB_LEASE_SECONDS: String(LEASE_SECONDS) });
   const processes = [...topology.api, topology.worker];
   return {
-    name: "topology (2 API + 1 worker, S3, Redis)",
+    name: "topology (2 API + 1 worker, PgBouncer, S3, Redis)",
     writer: topology.api[1].url,
     subscriberHost: topology.api[0].url,
     directUrl,
@@ -440,7 +441,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 async function main(): Promise<number> {
-  const missing = redisUnavailable();
+  const missing = redisUnavailable() ?? pgBouncerUnavailable();
   if (missing) {
     console.error(`soak-topology: ${missing}`);
     return 2;

@@ -14,6 +14,7 @@ import pg from "pg";
 import { WebSocket } from "ws";
 import yazl from "yazl";
 import { startObjectStore, type TestObjectStore } from "./object-store.ts";
+import { startPgBouncer } from "./pgbouncer.ts";
 import { startServer, type ServerProcess } from "./process.ts";
 import { startRedis, type RedisServer } from "./redis.ts";
 
@@ -22,12 +23,16 @@ export const TOPOLOGY_DOMAIN = "topo";
 const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
 
 /**
- * The database URLs every process of the topology gets, in this one place: today straight at
- * PostgreSQL; behind a transaction-pooling PgBouncer, DATABASE_URL names the pooler and
- * DATABASE_DIRECT_URL the server (CONTRACT §7.6 connection pooling). `close` stops what it started.
+ * The database URLs every process of the topology gets: DATABASE_URL names a transaction-pooling
+ * PgBouncer of its own in front of the database, DATABASE_DIRECT_URL the server (CONTRACT §7.6
+ * connection pooling). `close` stops the pooler.
  */
-async function topologyDatabase(direct: string): Promise<{ env: { DATABASE_URL: string; DATABASE_DIRECT_URL?: string }; close(): Promise<void> }> {
-  return { env: { DATABASE_URL: direct }, close: async () => {} };
+async function topologyDatabase(direct: string): Promise<{ env: { DATABASE_URL: string; DATABASE_DIRECT_URL: string }; close(): Promise<void> }> {
+  const bouncer = await startPgBouncer({ upstreamUrl: direct });
+  return {
+    env: { DATABASE_URL: bouncer.url(new URL(direct).pathname.slice(1)), DATABASE_DIRECT_URL: direct },
+    close: () => bouncer.stop(),
+  };
 }
 
 export interface Topology {

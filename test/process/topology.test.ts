@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/client.ts";
 import { freshDatabase, usingPostgres } from "../helpers/db.ts";
+import { pgBouncerUnavailable } from "../helpers/pgbouncer.ts";
 import { redisUnavailable } from "../helpers/redis.ts";
 import {
   caseWrites,
@@ -31,10 +32,10 @@ import {
 
 const LEASE_SECONDS = 10;
 const BIG_ENTRIES = 400;
-const unavailable = !usingPostgres() ? "needs the PostgreSQL run (npm run test:postgres)" : redisUnavailable();
+const unavailable = !usingPostgres() ? "needs the PostgreSQL run (npm run test:postgres)" : (redisUnavailable() ?? pgBouncerUnavailable());
 
 describe.skipIf(unavailable)(
-  `§7.6: one topology: two API processes, a worker, PostgreSQL, S3 and Redis${unavailable ? ` (skipped: ${unavailable})` : ""}`,
+  `§7.6: one topology: two API processes and a worker behind PgBouncer, with S3 and Redis${unavailable ? ` (skipped: ${unavailable})` : ""}`,
   () => {
     let db: Database;
     let topology: Topology;
@@ -46,7 +47,7 @@ describe.skipIf(unavailable)(
 
     beforeAll(async () => {
       db = await freshDatabase();
-      topology = await startTopology(db.url!, { JOB_LEASE_SECONDS: String(LEASE_SECONDS) });
+      topology = await startTopology(db.directUrl ?? db.url!, { JOB_LEASE_SECONDS: String(LEASE_SECONDS) });
       writer = topology.api[1].url;
       ({ auth, appId } = await prepareDomain(writer, BIG_ENTRIES));
       dashboard = subscribeDashboard(topology.api[0].url);
