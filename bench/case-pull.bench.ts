@@ -24,7 +24,7 @@ const PEER = `query Pull($domainId: UUID!, $after: Cursor) {
     totalCount
     pageInfo { hasNextPage endCursor }
     nodes { rowId caseType caseName externalId ownerId dateOpened lastModified serverLastModified indexedOn
-            closed dateClosed properties caseIndicesByCaseId { nodes { name referencedId referencedType relationship } } }
+            closed dateClosed properties caseIndicesByCaseIdAndDomainId { nodes { name referencedId referencedType relationship } } }
   }
 }`;
 
