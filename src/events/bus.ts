@@ -84,6 +84,37 @@ export class SeenBatches {
   }
 }
 
+/**
+ * Gathers what one tick of the loop publishes into one batch, and hands the batches to `send` one at
+ * a time in the order they were published: a 100-case bulk write is one message on a bus across
+ * processes, not 100. `send` reports its own failures (it never rejects), so that one failed batch
+ * does not stop the next.
+ */
+export class TickBatches {
+  private pending: string[] = [];
+  private sending = Promise.resolve();
+
+  constructor(private readonly send: (events: string[]) => Promise<void>) {}
+
+  add(event: string) {
+    if (this.pending.length === 0) setImmediate(() => (this.sending = this.sending.then(() => this.sendPending())));
+    this.pending.push(event);
+  }
+
+  /** Resolves once what was added before this call has been sent (or given up on). */
+  async sent() {
+    // what this tick added is sent on the next turn of the loop (add): let it be queued first
+    await new Promise((resolve) => setImmediate(resolve));
+    await this.sending;
+  }
+
+  private sendPending() {
+    const events = this.pending;
+    this.pending = [];
+    return this.send(events);
+  }
+}
+
 export function createLocalPubSub(): PubSub {
   return createPubSub<Topics>({ eventTarget: unboundedEventTarget() as never });
 }

@@ -4,7 +4,7 @@ import pg from "pg";
 import { ConfigError } from "../config.ts";
 import { log } from "../log.ts";
 import { eventNotifications } from "../observability/metrics.ts";
-import { type EventBus, listenOn, SeenBatches, type Topics, unboundedEventTarget } from "./bus.ts";
+import { type EventBus, listenOn, SeenBatches, TickBatches, type Topics, unboundedEventTarget } from "./bus.ts";
 
 /**
  * The event bus across processes on PostgreSQL. Events published in one tick leave in one
@@ -253,9 +253,8 @@ class NotifyListener {
  * leave in the order they were published. Prunes the event log now and then on the way.
  */
 class BatchPublisher {
-  private pending: string[] = [];
+  private readonly batches = new TickBatches((batch) => this.flush(batch));
   private prunedAt = Date.now();
-  private flushing = Promise.resolve();
   /** the sequence number of the last batch this process published */
   lastPublished: string | undefined;
 
@@ -265,20 +264,15 @@ class BatchPublisher {
   ) {}
 
   publish(message: string) {
-    if (this.pending.length === 0) setImmediate(() => (this.flushing = this.flushing.then(() => this.flush())));
-    this.pending.push(message);
+    this.batches.add(message);
   }
 
   /** Resolves once what was published before this call has left. */
-  async flushed() {
-    // what this tick published is flushed on the next turn of the loop (publish): let it be queued
-    await new Promise((resolve) => setImmediate(resolve));
-    await this.flushing;
+  flushed() {
+    return this.batches.sent();
   }
 
-  private async flush() {
-    const batch = this.pending;
-    this.pending = [];
+  private async flush(batch: string[]) {
     try {
       const { rows } = await this.notifier.query<{ seq: string }>(PUBLISH, [CHANNEL, `[${batch.join(",")}]`]);
       this.lastPublished = rows[0]?.seq;

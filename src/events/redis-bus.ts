@@ -4,7 +4,7 @@ import type { Redis } from "ioredis";
 import { log } from "../log.ts";
 import { eventNotifications } from "../observability/metrics.ts";
 import { closeRedis, redisConnection, START_TIMEOUT_MS } from "../db/redis.ts";
-import { type EventBus, listenOn, SeenBatches, type Topics, unboundedEventTarget } from "./bus.ts";
+import { type EventBus, listenOn, SeenBatches, TickBatches, type Topics, unboundedEventTarget } from "./bus.ts";
 
 /**
  * The event bus across processes on Redis (REDIS_URL, CONTRACT §7.6), with the guarantees of the
@@ -151,27 +151,22 @@ class StreamReader {
  * one ioredis sent again after a dropped connection (Redis may have added it already) is delivered once.
  */
 class StreamPublisher {
-  private pending: string[] = [];
-  private flushing = Promise.resolve();
+  private readonly batches = new TickBatches((events) => this.flush(events));
   /** the id of the last batch this process published */
   lastPublished: string | undefined;
 
   constructor(private readonly redis: Redis) {}
 
   publish(message: string) {
-    if (this.pending.length === 0) setImmediate(() => (this.flushing = this.flushing.then(() => this.flush())));
-    this.pending.push(message);
+    this.batches.add(message);
   }
 
   /** Resolves once what was published before this call has left (or was given up on). */
-  async flushed() {
-    await new Promise((resolve) => setImmediate(resolve));
-    await this.flushing;
+  flushed() {
+    return this.batches.sent();
   }
 
-  private async flush() {
-    const events = this.pending;
-    this.pending = [];
+  private async flush(events: string[]) {
     const batch = randomUUID();
     try {
       await this.redis.xadd(EVENT_STREAM, "MAXLEN", "~", EVENT_STREAM_MAX_BATCHES, "*", "batch", batch, "events", `[${events.join(",")}]`);
