@@ -115,6 +115,22 @@ export class TickBatches {
   }
 }
 
+/**
+ * The EventTarget a bus across processes gives graphql-yoga's PubSub: listeners listen on `local`
+ * (where the bus delivers what it hears, this process's own events included), and what is
+ * dispatched is published on the bus as `{ type, detail }` text instead of delivered here.
+ */
+export function publishingTarget(local: EventTarget, publish: (message: string) => void): EventTarget {
+  return {
+    addEventListener: local.addEventListener.bind(local),
+    removeEventListener: local.removeEventListener.bind(local),
+    dispatchEvent(event: Event) {
+      publish(JSON.stringify({ type: event.type, detail: (event as CustomEvent).detail }));
+      return true;
+    },
+  };
+}
+
 export function createLocalPubSub(): PubSub {
   return createPubSub<Topics>({ eventTarget: unboundedEventTarget() as never });
 }

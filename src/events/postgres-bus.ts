@@ -4,7 +4,7 @@ import pg from "pg";
 import { ConfigError } from "../config.ts";
 import { log } from "../log.ts";
 import { eventNotifications } from "../observability/metrics.ts";
-import { type EventBus, listenOn, SeenBatches, TickBatches, type Topics, unboundedEventTarget } from "./bus.ts";
+import { type EventBus, listenOn, publishingTarget, SeenBatches, TickBatches, type Topics, unboundedEventTarget } from "./bus.ts";
 
 /**
  * The event bus across processes on PostgreSQL. Events published in one tick leave in one
@@ -317,14 +317,7 @@ export async function postgresEventBus(url: string, listenUrl = url): Promise<Ev
   }
   const publisher = new BatchPublisher(notifier, listener);
 
-  const eventTarget = {
-    addEventListener: local.addEventListener.bind(local),
-    removeEventListener: local.removeEventListener.bind(local),
-    dispatchEvent(event: Event) {
-      publisher.publish(JSON.stringify({ type: event.type, detail: (event as CustomEvent).detail }));
-      return true;
-    },
-  };
+  const eventTarget = publishingTarget(local, (message) => publisher.publish(message));
   return {
     pubsub: createPubSub<Topics>({ eventTarget: eventTarget as never }),
     listen: listenOn(local),

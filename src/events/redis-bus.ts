@@ -4,7 +4,7 @@ import type { Redis } from "ioredis";
 import { log } from "../log.ts";
 import { eventNotifications } from "../observability/metrics.ts";
 import { closeRedis, redisConnection, START_TIMEOUT_MS } from "../db/redis.ts";
-import { type EventBus, listenOn, SeenBatches, TickBatches, type Topics, unboundedEventTarget } from "./bus.ts";
+import { type EventBus, listenOn, publishingTarget, SeenBatches, TickBatches, type Topics, unboundedEventTarget } from "./bus.ts";
 
 /**
  * The event bus across processes on Redis (REDIS_URL, CONTRACT §7.6), with the guarantees of the
@@ -203,14 +203,7 @@ export async function redisEventBus(url: string): Promise<EventBus> {
   reader.start();
   const publisher = new StreamPublisher(publisherConnection);
 
-  const eventTarget = {
-    addEventListener: local.addEventListener.bind(local),
-    removeEventListener: local.removeEventListener.bind(local),
-    dispatchEvent(event: Event) {
-      publisher.publish(JSON.stringify({ type: event.type, detail: (event as CustomEvent).detail }));
-      return true;
-    },
-  };
+  const eventTarget = publishingTarget(local, (message) => publisher.publish(message));
   return {
     pubsub: createPubSub<Topics>({ eventTarget: eventTarget as never }),
     listen: listenOn(local),
