@@ -94,6 +94,10 @@ try {
       console.log(`${field} ${direction} | ${median(times).toFixed(1)} | ${index} | ${scanned} | ${buffers} | ${executionMs.toFixed(1)}`);
     }
   }
+  const sizes = await db.prisma.$queryRawUnsafe<{ name: string; mb: number }[]>(
+    "SELECT indexrelname AS name, round(pg_relation_size(indexrelid) / 1048576.0)::int AS mb FROM pg_stat_user_indexes WHERE relname = 'cases' ORDER BY 1",
+  );
+  console.log(`indexes of cases (MB): ${sizes.map((s) => `${s.name} ${s.mb}`).join(", ")}`);
 } finally {
   await db.close();
   stopCluster();

@@ -28,11 +28,11 @@ afterAll(() => t.close());
  */
 const INDEX_OF: Record<OrderField, Record<CaseOrder["direction"], string>> = {
   indexed_on: { asc: "cases_list_order_idx", desc: "cases_list_order_idx" },
-  last_modified: { asc: "cases_domain_id_last_modified_id_idx", desc: "cases_domain_id_last_modified_id_idx" },
-  server_last_modified: { asc: "cases_domain_id_server_last_modified_id_idx", desc: "cases_domain_id_server_last_modified_id_idx" },
-  date_opened: { asc: "cases_domain_id_date_opened_id_idx", desc: "cases_domain_id_date_opened_id_idx" },
-  date_closed: { asc: "cases_domain_id_date_closed_id_idx", desc: "cases_domain_id_date_closed_desc_id_idx" },
-  case_name: { asc: "cases_domain_id_case_name_id_idx", desc: "cases_domain_id_case_name_id_idx" },
+  last_modified: { asc: "cases_order_last_modified_idx", desc: "cases_order_last_modified_idx" },
+  server_last_modified: { asc: "cases_order_server_last_modified_idx", desc: "cases_order_server_last_modified_idx" },
+  date_opened: { asc: "cases_order_date_opened_idx", desc: "cases_order_date_opened_idx" },
+  date_closed: { asc: "cases_order_date_closed_idx", desc: "cases_order_date_closed_desc_idx" },
+  case_name: { asc: "cases_order_case_name_idx", desc: "cases_order_case_name_idx" },
 };
 const allowed = (order: CaseOrder) =>
   new Set(order.field === "date_closed" ? Object.values(INDEX_OF.date_closed) : [INDEX_OF[order.field][order.direction]]);
