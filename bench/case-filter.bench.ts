@@ -37,7 +37,7 @@ export async function preparePeer(service: Service): Promise<void> {
 const FIELDS_OURS = `caseId caseType caseName externalId ownerId dateOpened lastModified serverLastModified indexedOn
   closed dateClosed properties indices { name caseId caseType relationship }`;
 const FIELDS_PEER = `rowId caseType caseName externalId ownerId dateOpened lastModified serverLastModified indexedOn
-  closed dateClosed properties caseIndicesByCaseId { nodes { name referencedId referencedType relationship } }`;
+  closed dateClosed properties caseIndicesByCaseIdAndDomainId { nodes { name referencedId referencedType relationship } }`;
 
 interface Target {
   name: string;
