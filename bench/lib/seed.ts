@@ -1,16 +1,8 @@
 /** Data the parts measure, written straight into the database through the service process. */
 import type { Service } from "./harness.ts";
 
-/**
- * `count` cases of realistic size: 10 properties each, a third with a parent index, three in four
- * of type `patient` (the rest `household`), one millisecond apart in every date. `from` continues a
- * domain already seeded with that many (the 1,000,000-case measurement tops the domain up).
- */
-export async function seedCases(service: Service, count: number, from = 0): Promise<void> {
-  const { domainId } = service.ready;
-  await service.call(
-    "sql",
-    `
+/** The cases of `seedCases`: parameters domain id, count, and the number already seeded. */
+export const SEED_CASES_SQL = `
     INSERT INTO cases (id, domain_id, case_type, case_name, owner_id, external_id, date_opened, last_modified,
                        server_last_modified, indexed_on, properties)
     SELECT gen_random_uuid(), $1::uuid, CASE WHEN n % 4 = 0 THEN 'household' ELSE 'patient' END, 'case ' || n,
@@ -19,20 +11,26 @@ export async function seedCases(service: Service, count: number, from = 0): Prom
                               'p4', 'yes', 'p5', '2024-01-01', 'p6', repeat('x', 20), 'p7', (n * 7)::text,
                               'p8', 'lorem ipsum dolor', 'p9', md5((n * 3)::text))
     FROM generate_series($3::int + 1, $3::int + $2::int) AS n,
-         LATERAL (SELECT timestamptz '2024-01-01' + n * interval '1 millisecond' AS t) AS times`,
-    [domainId, count, from],
-  );
-  await service.call(
-    "sql",
-    `
+         LATERAL (SELECT timestamptz '2024-01-01' + n * interval '1 millisecond' AS t) AS times`;
+
+/** The parent indices of `seedCases` (one case in three): parameters domain id, and the number already seeded. */
+export const SEED_INDICES_SQL = `
     INSERT INTO case_indices (case_id, name, domain_id, referenced_id, referenced_type, relationship)
     SELECT c.id, 'parent', c.domain_id, p.id, p.case_type, 'child'
     FROM (SELECT id, domain_id, row_number() OVER (ORDER BY indexed_on, id) AS n FROM cases WHERE domain_id = $1::uuid) c
     JOIN (SELECT id, case_type, row_number() OVER (ORDER BY indexed_on, id) AS n FROM cases WHERE domain_id = $1::uuid) p
       ON p.n = c.n - 1
-    WHERE c.n % 3 = 0 AND c.n > $2`,
-    [domainId, from],
-  );
+    WHERE c.n % 3 = 0 AND c.n > $2`;
+
+/**
+ * `count` cases of realistic size: 10 properties each, a third with a parent index, three in four
+ * of type `patient` (the rest `household`), one millisecond apart in every date. `from` continues a
+ * domain already seeded with that many (the 1,000,000-case measurement tops the domain up).
+ */
+export async function seedCases(service: Service, count: number, from = 0): Promise<void> {
+  const { domainId } = service.ready;
+  await service.call("sql", SEED_CASES_SQL, [domainId, count, from]);
+  await service.call("sql", SEED_INDICES_SQL, [domainId, from]);
   // as autovacuum leaves a table after bulk inserts (visibility map set, statistics current): without
   // it, autovacuum's insert threshold starts a vacuum at an arbitrary moment of the measurements
   await service.call("sql", "VACUUM ANALYZE cases, case_indices");

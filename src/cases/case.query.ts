@@ -45,14 +45,37 @@ export interface CaseQuery {
   ranges: DateRange[];
 }
 
-/** The list position after which a page starts: the last (indexed_on, case_id) seen, at full precision. */
+/** REST's list position after which a page starts (its signed cursor's): the last (indexed_on, case_id) seen, at full precision. */
 export interface Keyset {
   indexedOn: string;
   caseId: string;
 }
 
-/** The list's order: by (indexed_on, case_id), oldest first (REST's only order) or newest first. */
-export type CaseOrder = "asc" | "desc";
+/** The columns a list can be ordered by (GraphQL's `orderBy`); REST lists by indexed_on only. */
+export const ORDER_FIELDS = ["indexed_on", "last_modified", "server_last_modified", "date_opened", "date_closed", "case_name"] as const;
+export type OrderField = (typeof ORDER_FIELDS)[number];
+
+/**
+ * The list's order: by one column, ascending or descending, ties broken by case_id in the same
+ * direction so that the order is total. Cases without a value (an open case's date_closed) come
+ * last in either direction.
+ */
+export interface CaseOrder {
+  field: OrderField;
+  direction: "asc" | "desc";
+}
+
+/** REST's only order: indexed_on ascending, then case_id. */
+export const REST_ORDER: CaseOrder = { field: "indexed_on", direction: "asc" };
+
+/**
+ * A case's place in an ordered list: its value of the order's column as text at the column's full
+ * precision (a time to the microsecond; null when the case has none), and its id.
+ */
+export interface Position {
+  value: string | null;
+  caseId: string;
+}
 
 /**
  * A part of the list (a GraphQL connection page): up to `size` cases strictly between `after` and
@@ -63,8 +86,8 @@ export interface CaseSlice {
   order: CaseOrder;
   size: number;
   backward: boolean;
-  after?: Keyset;
-  before?: Keyset;
+  after?: Position;
+  before?: Position;
 }
 
 interface Bound {

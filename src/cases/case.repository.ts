@@ -3,15 +3,17 @@ import type { Prisma as PrismaClient } from "../db/client.ts";
 import { isUuid } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
 import { CountCache, statementKey } from "./case.counts.ts";
-import type { CaseFilter, CaseOrder, CaseSlice, Keyset } from "./case.query.ts";
+import { ListOrder, type Relation, type Segment } from "./case.order.repository.ts";
+import { REST_ORDER, type CaseFilter, type CaseSlice, type Keyset, type Position } from "./case.query.ts";
 import type { CaseIndexRecord, CaseRecord } from "./case.record.ts";
 
 /**
- * Case reads in SQL: the list filters of CONTRACT §2 and the (indexed_on, case_id) keyset, always
- * scoped to one domain. Indices come in one batched query per page.
+ * Case reads in SQL: the list filters of CONTRACT §2 and the keyset of the list's order (REST's
+ * (indexed_on, case_id), or GraphQL's `orderBy`: case.order.repository.ts), always scoped to one domain.
+ * Indices come in one batched query per page.
  */
 
-const { sql, join, raw } = Prisma;
+const { sql, join, raw, empty } = Prisma;
 
 type Db = Pick<PrismaClient, "$queryRaw">;
 
@@ -96,28 +98,28 @@ function filterClause(domainId: string, query: CaseFilter): Prisma.Sql {
   return join(parts, " AND ");
 }
 
-// ---- the list's order, (indexed_on, case_id), shared by REST's pages and GraphQL's slices
+// ---- the list's order: REST's (indexed_on, case_id), or the order of GraphQL's slice
 
-/** A row's place against a keyset position (`>`: after it, `<=`: at or before it, …). */
-const keyset = (op: ">" | ">=" | "<" | "<=", at: Keyset) => sql`(c.indexed_on, c.id) ${raw(op)} (${at.indexedOn}::timestamptz, ${at.caseId}::uuid)`;
+const REST_LIST = new ListOrder(REST_ORDER);
 
-/** A window of the list: strictly after `after` and strictly before `before`, in the list's order. */
-function windowClause(filter: Prisma.Sql, window: { after?: Keyset; before?: Keyset }, order: CaseOrder = "asc"): Prisma.Sql {
-  const parts = [filter];
-  if (window.after) parts.push(keyset(order === "asc" ? ">" : "<", window.after));
-  if (window.before) parts.push(keyset(order === "asc" ? "<" : ">", window.before));
-  return join(parts, " AND ");
-}
+/** The cases of the filter that stand in `relation` to `at` in the list's order. */
+const standing = (order: ListOrder, relation: Relation, at: Position) => order.predicate(order.standing(relation, at));
+
+/** REST's position after a page: the keyset of its cursor as a position in indexed_on order. */
+const positionOf = (keyset: Keyset | undefined): Position | undefined => keyset && { value: keyset.indexedOn, caseId: keyset.caseId };
 
 /** REST's count: what the filter matches from a page's position on (CONTRACT §2 `matching_records`). */
-const remainingCount = (filter: Prisma.Sql, after?: Keyset) => sql`SELECT count(*) AS count FROM cases c WHERE ${windowClause(filter, { after })}`;
+const remainingCount = (filter: Prisma.Sql, after?: Keyset) => {
+  const from = positionOf(after);
+  return sql`SELECT count(*) AS count FROM cases c WHERE ${filter}${from ? sql` AND ${standing(REST_LIST, ">", from)}` : empty}`;
+};
 
 /** GraphQL's counts for a slice: everything the filter matches, and whether cases lie outside the window. */
 const sliceCounts = (filter: Prisma.Sql, slice: CaseSlice) => {
-  const asc = slice.order === "asc";
+  const order = new ListOrder(slice.order);
   return sql`SELECT count(*) AS total,
-    ${slice.after ? sql`count(*) FILTER (WHERE ${keyset(asc ? "<=" : ">=", slice.after)})` : sql`0`} AS before_after,
-    ${slice.before ? sql`count(*) FILTER (WHERE ${keyset(asc ? ">=" : "<=", slice.before)})` : sql`0`} AS after_before
+    ${slice.after ? sql`count(*) FILTER (WHERE ${standing(order, "<=", slice.after)})` : sql`0`} AS before_after,
+    ${slice.before ? sql`count(*) FILTER (WHERE ${standing(order, ">=", slice.before)})` : sql`0`} AS after_before
   FROM cases c WHERE ${filter}`;
 };
 
@@ -130,7 +132,7 @@ const writeVersion = (domainId: string) =>
 /** A case of a page and its position in the list, at the column's full (microsecond) precision. */
 export interface KeyedCase {
   record: CaseRecord;
-  key: Keyset;
+  key: Position;
 }
 
 export class CaseRepository {
@@ -145,11 +147,13 @@ export class CaseRepository {
    */
   async page(domain: { id: string; name: string }, query: CaseFilter, limit: number, after?: Keyset) {
     const filter = filterClause(domain.id, query);
-    const { cases: read, version } = await this.read(domain, windowClause(filter, { after }), false, limit + 1);
+    const window = REST_LIST.window({ after: positionOf(after) });
+    const { cases: read, version } = await this.read(domain, filter, REST_LIST, window, false, limit + 1);
     const hasMore = read.length > limit;
     const page = hasMore ? read.slice(0, limit) : read;
     const records = page.map((c) => c.record);
-    const lastKey = page[page.length - 1]?.key;
+    const last = page[page.length - 1]?.key;
+    const lastKey: Keyset | undefined = last && { indexedOn: last.value!, caseId: last.caseId };
     // a last page holds everything that remains: the count would visit every match again
     if (!hasMore) return { records, total: page.length, hasMore, lastKey };
     const counted = await this.counted<{ count: bigint | number }>(domain.id, remainingCount(filter, after), version);
@@ -161,15 +165,15 @@ export class CaseRepository {
   }
 
   /**
-   * GraphQL's slice: up to `size + 1` cases of the window in reading
-   * order (descending for a backward slice), and in one count query everything the filter matches
-   * and whether cases lie at or before `after` and at or after `before`.
+   * GraphQL's slice: up to `size + 1` cases of the window in reading order (the slice's order, or
+   * its reverse for a backward slice), and in one count query everything the filter matches and
+   * whether cases lie at or before `after` and at or after `before`.
    */
   async slice(domain: { id: string; name: string }, query: CaseFilter, slice: CaseSlice) {
     const filter = filterClause(domain.id, query);
-    const asc = slice.order === "asc";
-    // newest first read forward, or oldest first read backward, is the descending scan
-    const { cases: read, version } = await this.read(domain, windowClause(filter, slice, slice.order), asc === slice.backward, slice.size + 1);
+    const order = new ListOrder(slice.order);
+    // a backward slice reads its window from the end: the list's order reversed
+    const { cases: read, version } = await this.read(domain, filter, order, order.window(slice), slice.backward, slice.size + 1);
     // an unbounded window read whole is everything the filter matches, with nothing outside it
     if (!slice.after && !slice.before && read.length <= slice.size) {
       return { read, total: read.length, outside: { beforeAfter: false, afterBefore: false } };
@@ -191,7 +195,7 @@ export class CaseRepository {
    * forward, before its first edge backward): the same total, and `size` more cases on the side it
    * leaves behind. The client's next page finds them remembered at this write version.
    */
-  private rememberNextSlice(filter: Prisma.Sql, slice: CaseSlice, edge: Keyset, counts: SliceCounts, version: string): void {
+  private rememberNextSlice(filter: Prisma.Sql, slice: CaseSlice, edge: Position, counts: SliceCounts, version: string): void {
     const size = slice.size;
     const next = slice.backward
       ? { slice: { ...slice, before: edge }, counts: { ...counts, after_before: Number(counts.after_before) + size } }
@@ -216,23 +220,37 @@ export class CaseRepository {
   }
 
   /**
-   * The cases matching `where`, in list order or its reverse, with their positions and indices, and
-   * the domain's write version they were read at (none when nothing matched).
+   * The cases of the filter within the window's segments, in list order or its reverse, with their
+   * positions and indices, and the domain's write version they were read at (none when nothing
+   * matched). A window of two segments (cases with a value of a nullable column and without) reads
+   * each from its own range of the index, at most `limit` from each, and keeps the first `limit`.
    */
   private async read(
     domain: { id: string; name: string },
-    where: Prisma.Sql,
-    descending: boolean,
+    filter: Prisma.Sql,
+    order: ListOrder,
+    window: Segment[],
+    reversed: boolean,
     limit: number,
   ): Promise<{ cases: KeyedCase[]; version: string | undefined }> {
-    const order = descending ? sql`c.indexed_on DESC, c.id DESC` : sql`c.indexed_on, c.id`;
-    const rows = await this.db.$queryRaw<(CaseRow & { indexed_on_key: string; write_version: string })[]>`SELECT ${COLUMNS},
-        to_char(c.indexed_on AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS indexed_on_key,
-        ${writeVersion(domain.id)} AS write_version
-      FROM cases c WHERE ${where} ORDER BY ${order} LIMIT ${limit}`;
+    const ranges = order.ranges(window);
+    if (!ranges.length) return { cases: [], version: undefined };
+    type Row = CaseRow & { order_key: string | null; write_version: string };
+    const orderBy = order.orderBy(reversed);
+    const rows =
+      ranges.length === 1
+        ? await this.db.$queryRaw<Row[]>`SELECT ${COLUMNS}, ${order.key} AS order_key, ${writeVersion(domain.id)} AS write_version
+            FROM cases c WHERE ${filter} AND ${ranges[0]} ORDER BY ${orderBy} LIMIT ${limit}`
+        : await this.db.$queryRaw<Row[]>`SELECT c.*, ${writeVersion(domain.id)} AS write_version FROM (${join(
+            ranges.map(
+              (range) => sql`(SELECT ${COLUMNS}, ${order.key} AS order_key FROM cases c
+                WHERE ${filter} AND ${range} ORDER BY ${orderBy} LIMIT ${limit})`,
+            ),
+            " UNION ALL ",
+          )}) AS c ORDER BY ${orderBy} LIMIT ${limit}`;
     const records = await this.withIndices(domain, rows);
     return {
-      cases: records.map((record, i) => ({ record, key: { indexedOn: rows[i]!.indexed_on_key, caseId: rows[i]!.id } })),
+      cases: records.map((record, i) => ({ record, key: { value: rows[i]!.order_key, caseId: rows[i]!.id } })),
       version: rows[0]?.write_version,
     };
   }

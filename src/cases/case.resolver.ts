@@ -7,11 +7,12 @@ import { globalId, type NodeFetcher, type NodeTypeName } from "../graphql/node.t
 import { RELATION_LIST, boundedListCost, firstDescription, listSize, perIdCost } from "../graphql/list-bounds.ts";
 import { bulkActions, caseAction, type CaseItem } from "./case.actions.ts";
 import { CASE_CHANGED, type CaseChangedEvent } from "./case.events.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT, RANGE_OPS, type CaseQueryFilter, type DateField, type Keyset } from "./case.query.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, RANGE_OPS, type CaseOrder, type CaseQueryFilter, type DateField, type Position } from "./case.query.ts";
 import type { CaseRecord } from "./case.record.ts";
 import type { WriteResult } from "./case.write.service.ts";
 import type { FormView } from "./form.repository.ts";
 import { isUuid } from "../util/ids.ts";
+import { isStorableText } from "../util/text.ts";
 import {
   ActorType,
   CaseBulkItemInput,
@@ -128,16 +129,48 @@ function caseCursors(domain: string, filter: CaseQueryFilter, orderBy: CaseOrder
   );
 }
 
+/** Each `orderBy` as the list's order. */
+const ORDER_OF: Record<CaseOrderBy, CaseOrder> = {
+  [CaseOrderBy.INDEXED_ON_ASC]: { field: "indexed_on", direction: "asc" },
+  [CaseOrderBy.INDEXED_ON_DESC]: { field: "indexed_on", direction: "desc" },
+  [CaseOrderBy.LAST_MODIFIED_ASC]: { field: "last_modified", direction: "asc" },
+  [CaseOrderBy.LAST_MODIFIED_DESC]: { field: "last_modified", direction: "desc" },
+  [CaseOrderBy.SERVER_LAST_MODIFIED_ASC]: { field: "server_last_modified", direction: "asc" },
+  [CaseOrderBy.SERVER_LAST_MODIFIED_DESC]: { field: "server_last_modified", direction: "desc" },
+  [CaseOrderBy.DATE_OPENED_ASC]: { field: "date_opened", direction: "asc" },
+  [CaseOrderBy.DATE_OPENED_DESC]: { field: "date_opened", direction: "desc" },
+  [CaseOrderBy.DATE_CLOSED_ASC]: { field: "date_closed", direction: "asc" },
+  [CaseOrderBy.DATE_CLOSED_DESC]: { field: "date_closed", direction: "desc" },
+  [CaseOrderBy.CASE_NAME_ASC]: { field: "case_name", direction: "asc" },
+  [CaseOrderBy.CASE_NAME_DESC]: { field: "case_name", direction: "desc" },
+};
+
 const KEYSET_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-/** A cursor's position as a keyset: indexed_on at microsecond precision and a case id, or undefined. */
-function keysetOf([indexedOn, caseId, ...rest]: string[]): Keyset | undefined {
-  if (rest.length || !indexedOn || !caseId || !KEYSET_TIME.test(indexedOn) || !isUuid(caseId)) return undefined;
-  // a time PostgreSQL would refuse (2020-02-30) is a malformed cursor, not a 500
-  const parsed = new Date(indexedOn);
-  if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 19) !== indexedOn.slice(0, 19)) return undefined;
-  return { indexedOn, caseId };
+/** A time of a cursor at microsecond precision, as the list writes it; a time PostgreSQL would refuse (2020-02-30) is not one. */
+function isKeysetTime(value: string): boolean {
+  if (!KEYSET_TIME.test(value)) return false;
+  const parsed = new Date(value);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 19) === value.slice(0, 19);
 }
+
+/**
+ * A cursor's strings as a position in `order`: the value and the case id, or the case id alone for
+ * a case without a value (an open case by dateClosed); undefined when they are not one, so that a
+ * malformed cursor is refused rather than a 500.
+ */
+const positionIn =
+  (order: CaseOrder) =>
+  (parts: string[]): Position | undefined => {
+    const [value, caseId] = parts.length === 1 && order.field === "date_closed" ? [null, parts[0]] : parts;
+    if (parts.length > 2 || value === undefined || !caseId || !isUuid(caseId)) return undefined;
+    if (value === null) return { value, caseId };
+    const valid = order.field === "case_name" ? isStorableText(value) : isKeysetTime(value);
+    return valid ? { value, caseId } : undefined;
+  };
+
+/** A position as a cursor's strings (the inverse of `positionIn`). */
+const cursorParts = (position: Position): string[] => (position.value === null ? [position.caseId] : [position.value, position.caseId]);
 
 /** A GraphQL input as a write item (null means "not given", except for `create`, where it asks for an upsert). */
 function itemOf(input: CaseInput | CaseBulkItemInput): CaseItem {
@@ -184,7 +217,8 @@ export class CaseResolver {
     @Arg("orderBy", () => CaseOrderBy, {
       nullable: true,
       defaultValue: CaseOrderBy.INDEXED_ON_ASC,
-      description: "The order of the list (default INDEXED_ON_ASC, REST's order).",
+      description:
+        "The order of the list (default INDEXED_ON_ASC, REST's order): by one column, either way, ties broken by caseId. A case written while a client pages may move (see CaseOrderBy).",
     })
     orderBy: CaseOrderBy,
     @Arg("first", () => Int, {
@@ -214,13 +248,14 @@ export class CaseResolver {
     const scope = await ctx.loaders.cases.reads(domain);
     const query = caseFilterOf(filter);
     const cursors = caseCursors(domain, query, orderBy);
-    const slice = sliceOf({ first, after, last, before }, CASE_PAGES, (cursor, argument) => cursors.decode(cursor, argument, keysetOf));
-    const { read, total, outside } = await scope.slice(query, { ...slice, order: orderBy });
+    const order = ORDER_OF[orderBy];
+    const slice = sliceOf({ first, after, last, before }, CASE_PAGES, (cursor, argument) => cursors.decode(cursor, argument, positionIn(order)));
+    const { read, total, outside } = await scope.slice(query, { ...slice, order });
     return connectionOf(
       pageOf(slice, read, outside),
       total,
       (c) => toNode(c.record),
-      (c) => cursors.encode([c.key.indexedOn, c.key.caseId]),
+      (c) => cursors.encode(cursorParts(c.key)),
     );
   }
 

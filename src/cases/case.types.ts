@@ -25,18 +25,62 @@ registerEnumType(CaseIndexRelationship, {
   },
 });
 
-/** The orders of `Query.cases`; REST lists by the first only. */
+/**
+ * The orders of `Query.cases`; REST lists by the first only. The values are what a cursor's list
+ * fingerprint holds: the first two keep the values they had before the other orders existed, so
+ * that cursors given out then still page.
+ */
 export enum CaseOrderBy {
   INDEXED_ON_ASC = "asc",
   INDEXED_ON_DESC = "desc",
+  LAST_MODIFIED_ASC = "last_modified asc",
+  LAST_MODIFIED_DESC = "last_modified desc",
+  SERVER_LAST_MODIFIED_ASC = "server_last_modified asc",
+  SERVER_LAST_MODIFIED_DESC = "server_last_modified desc",
+  DATE_OPENED_ASC = "date_opened asc",
+  DATE_OPENED_DESC = "date_opened desc",
+  DATE_CLOSED_ASC = "date_closed asc",
+  DATE_CLOSED_DESC = "date_closed desc",
+  CASE_NAME_ASC = "case_name asc",
+  CASE_NAME_DESC = "case_name desc",
 }
+
+/** What a client sees of a case written while it pages by a time that every write moves. */
+const MOVES_ON_WRITE =
+  "Every write sets it to the write's time, so a case written while a client pages through the list moves to the newest end. Paging oldest first, a case already seen appears again on a later page (page on to the end and keep the last copy of each `id`). Paging newest first, it moves behind the client: it is not seen on this pull, even when the client had not reached it yet.";
 
 registerEnumType(CaseOrderBy, {
   name: "CaseOrderBy",
-  description: "The order of a case list. Ties of indexedOn are broken by caseId in the same direction, so the order is total.",
+  description:
+    "The order of a case list. Ties are broken by caseId in the same direction, so the order is total and every edge's cursor is a stable position: paging after it continues right after that case's value and id, whatever was written since. A case whose value changes while a client pages moves to its new place in the order: ahead of the client's position it is seen there (again, when it was already seen), behind it it is not seen again on this pull. `totalCount` counts the list as it is at each page.",
   valuesConfig: {
-    INDEXED_ON_ASC: { description: "Oldest indexedOn first, then caseId ascending: the REST list's order (the default)." },
-    INDEXED_ON_DESC: { description: "Newest indexedOn first, then caseId descending: recently changed cases first." },
+    INDEXED_ON_ASC: { description: `Oldest indexedOn first, then caseId ascending: the REST list's order (the default). ${MOVES_ON_WRITE}` },
+    INDEXED_ON_DESC: { description: `Newest indexedOn first, then caseId descending: recently changed cases first. ${MOVES_ON_WRITE}` },
+    LAST_MODIFIED_ASC: { description: `Oldest lastModified (the time of the case's last write) first, then caseId ascending. ${MOVES_ON_WRITE}` },
+    LAST_MODIFIED_DESC: { description: `Newest lastModified first, then caseId descending: recently modified cases first. ${MOVES_ON_WRITE}` },
+    SERVER_LAST_MODIFIED_ASC: {
+      description: `Oldest serverLastModified (the server's time of the case's last write) first, then caseId ascending. ${MOVES_ON_WRITE}`,
+    },
+    SERVER_LAST_MODIFIED_DESC: { description: `Newest serverLastModified first, then caseId descending. ${MOVES_ON_WRITE}` },
+    DATE_OPENED_ASC: {
+      description: "Oldest dateOpened first, then caseId ascending. A write never changes dateOpened: no case moves while a client pages.",
+    },
+    DATE_OPENED_DESC: {
+      description: "Newest dateOpened first, then caseId descending: recently opened cases first; no case moves while a client pages.",
+    },
+    DATE_CLOSED_ASC: {
+      description:
+        "Earliest dateClosed first, then caseId ascending; open cases (no dateClosed) last, by caseId. A case closed while a client pages moves to its new place.",
+    },
+    DATE_CLOSED_DESC: {
+      description:
+        "Latest dateClosed first, then caseId descending; open cases (no dateClosed) last, by caseId descending. A case closed while a client pages moves to its new place.",
+    },
+    CASE_NAME_ASC: {
+      description:
+        "By caseName ascending (the database's collation), then caseId ascending. A case renamed while a client pages moves to its new place.",
+    },
+    CASE_NAME_DESC: { description: "By caseName descending, then caseId descending. A case renamed while a client pages moves to its new place." },
   },
 });
 

@@ -29,7 +29,8 @@ export interface LocationFilter {
   modified: { op: ">" | ">=" | "<" | "<="; at: string }[];
 }
 
-export type LocationOrder = "default" | "last_modified" | "-last_modified";
+/** The orders of a location list: REST's `order_by` values (the first three), and GraphQL's by name and by site code. */
+export type LocationOrder = "default" | "last_modified" | "-last_modified" | "name" | "-name" | "site_code" | "-site_code";
 
 /**
  * A list query. Its order and date bounds are made by the rules (`locationOrder`, `modifiedBounds`

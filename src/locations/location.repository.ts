@@ -33,6 +33,11 @@ const ORDER: Record<LocationOrder, Prisma.Sql> = {
   default: sql`ORDER BY l.created_at, l.id`,
   last_modified: sql`ORDER BY l.last_modified, l.id`,
   "-last_modified": sql`ORDER BY l.last_modified DESC, l.id DESC`,
+  name: sql`ORDER BY l.name, l.id`,
+  "-name": sql`ORDER BY l.name DESC, l.id DESC`,
+  // a site code is unique in its domain: it needs no tie-break, and its unique index serves the order
+  site_code: sql`ORDER BY l.site_code`,
+  "-site_code": sql`ORDER BY l.site_code DESC`,
 };
 
 const NO_MATCH = "00000000-0000-0000-0000-000000000000";

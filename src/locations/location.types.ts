@@ -60,15 +60,36 @@ export enum LocationOrderBy {
   CREATED_ASC = "default",
   LAST_MODIFIED_ASC = "last_modified",
   LAST_MODIFIED_DESC = "-last_modified",
+  NAME_ASC = "name",
+  NAME_DESC = "-name",
+  SITE_CODE_ASC = "site_code",
+  SITE_CODE_DESC = "-site_code",
 }
 
 registerEnumType(LocationOrderBy, {
   name: "LocationOrderBy",
-  description: "The order of a location list (the REST `order_by`).",
+  description:
+    "The order of a location list (the first three are the REST `order_by`). The cursors hold positions in the list: a location created, deleted or moved by a write before a client's position while it pages shifts the rest by one, so one location may be seen twice or not at all on that pull.",
   valuesConfig: {
     CREATED_ASC: { description: "Oldest created first: the default (REST: no `order_by`)." },
-    LAST_MODIFIED_ASC: { description: "Least recently modified first (REST: `order_by=last_modified`)." },
-    LAST_MODIFIED_DESC: { description: "Most recently modified first (REST: `order_by=-last_modified`)." },
+    LAST_MODIFIED_ASC: {
+      description:
+        "Least recently modified first (REST: `order_by=last_modified`). A location updated while a client pages moves to the end: seen again later when already seen.",
+    },
+    LAST_MODIFIED_DESC: {
+      description: "Most recently modified first (REST: `order_by=-last_modified`). A location updated while a client pages moves to the start.",
+    },
+    NAME_ASC: {
+      description:
+        "By name ascending (the database's collation), then by `locationId`. A location renamed while a client pages moves to its new place.",
+    },
+    NAME_DESC: {
+      description: "By name descending, then by `locationId` descending. A location renamed while a client pages moves to its new place.",
+    },
+    SITE_CODE_ASC: {
+      description: "By site code ascending (unique in the domain). A location whose site code changes while a client pages moves to its new place.",
+    },
+    SITE_CODE_DESC: { description: "By site code descending. A location whose site code changes while a client pages moves to its new place." },
   },
 });
 

@@ -73,7 +73,7 @@ describe("list: the query's value rules (checkQuery), each with its exact messag
 
   it("a slice (GraphQL's page) checks the same filter rules, but has no page size", async () => {
     const scope = await reads();
-    const slice = { order: "asc" as const, size: 5, backward: false };
+    const slice = { order: { field: "indexed_on", direction: "asc" } as const, size: 5, backward: false };
     for (const rule of ["at most 100 values of one property", "an index filter needs a name", "a date range's value is a date or a datetime"]) {
       const { limit: _limit, ...filter } = REFUSED_QUERIES[rule].query;
       expect(await rejection(scope.slice(filter, slice)), rule).toEqual(REFUSED_QUERIES[rule].refused);
