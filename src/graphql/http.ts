@@ -15,6 +15,7 @@ import { memberOf, requestDomains } from "./rate-limit.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { stringifyResult } from "./budget.ts";
 import { CompiledExecution } from "./compiled-execution.ts";
+import { preventCrossSiteRequests } from "./csrf.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, sendGraphQLError, sendRateLimited } from "./errors.ts";
 import { graphqlIde } from "./ide.ts";
@@ -33,8 +34,8 @@ import { manifestCache, type TrustedDocuments } from "./trusted-documents.ts";
  * (the admission pipeline; a refusal is answered before its body is read), the multipart upload
  * parser, the JSON body parser, the rate limit in the domains the operation names (admission again,
  * now that the body says which), the trusted-documents check (PERSISTED_OPERATIONS=only), the
- * document's nesting (deeper than graphql-js's recursive parser is trusted with), then
- * Apollo with one plugin per concern. A browser's visit (the IDE) is answered before all of it.
+ * document's nesting (deeper than graphql-js's recursive parser is trusted with), CSRF
+ * prevention (csrf.ts), then Apollo with one plugin per concern. A browser's visit (the IDE) is answered before all of it.
  */
 
 export interface HttpEndpointOptions {
@@ -156,7 +157,8 @@ export async function createHttpEndpoint({
     // an answer too long to serialise is RESULT_TOO_LARGE, not a 500
     stringifyResult: stringifyResult(config.graphqlMaxResultBytes),
     introspection: true,
-    csrfPrevention: true,
+    // csrf.ts: Apollo's rule, and a request with an Authorization a page set itself passes too
+    csrfPrevention: false,
     stopOnTerminationSignals: false,
     // the pipeline's document stages and token limit: Apollo parses and validates with them
     validationRules: pipeline.validationRules,
@@ -191,6 +193,7 @@ export async function createHttpEndpoint({
     express.json({ limit: config.bodyLimitBytes }),
     textStages(pipeline),
     rateLimit(admission, config),
+    preventCrossSiteRequests(),
     expressMiddleware(apollo, {
       context: async ({ res }): Promise<GraphQLContext> => logOperationOn(context(res.locals.principal as Principal), res),
     }),
