@@ -18,7 +18,7 @@ import { CompiledExecution } from "./compiled-execution.ts";
 import { preventCrossSiteRequests } from "./csrf.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, sendGraphQLError, sendRateLimited } from "./errors.ts";
-import { graphqlIde } from "./ide.ts";
+import { graphqlIde, type IdeExternalSignIn } from "./ide/ide.ts";
 import { parseDocument } from "./limits.ts";
 import { operationPipeline, type OperationPipeline } from "./operation-pipeline.ts";
 import { logOperationOn, useOperationLog, useOperationMetrics } from "../observability/graphql.ts";
@@ -35,7 +35,8 @@ import { manifestCache, type TrustedDocuments } from "./trusted-documents.ts";
  * parser, the JSON body parser, the rate limit in the domains the operation names (admission again,
  * now that the body says which), the trusted-documents check (PERSISTED_OPERATIONS=only), the
  * document's nesting (deeper than graphql-js's recursive parser is trusted with), CSRF
- * prevention (csrf.ts), then Apollo with one plugin per concern. A browser's visit (the IDE) is answered before all of it.
+ * prevention (csrf.ts), then Apollo with one plugin per concern. A browser's visit (the IDE) is
+ * answered before all of it.
  */
 
 export interface HttpEndpointOptions {
@@ -62,6 +63,8 @@ export interface HttpEndpointOptions {
   persistedQueries: KeyValueCache<string>;
   /** PERSISTED_OPERATIONS=only: the documents that may run (and the only ones a hash finds) */
   trustedDocuments?: TrustedDocuments;
+  /** a sign-in the IDE offers beside API key, password and token (e.g. OpenID Connect's browser flow) */
+  ideSignIn?: IdeExternalSignIn;
 }
 
 export interface HttpEndpoint {
@@ -149,6 +152,7 @@ export async function createHttpEndpoint({
   context,
   persistedQueries,
   trustedDocuments,
+  ideSignIn,
 }: HttpEndpointOptions): Promise<HttpEndpoint> {
   const pipeline = operationPipeline(schema, config, trustedDocuments);
   const apollo = new ApolloServer<GraphQLContext>({
@@ -183,7 +187,7 @@ export async function createHttpEndpoint({
 
   const router = express.Router();
   // the IDE's page and files need no credentials: before /graphql's admission
-  if (config.graphqlIde) router.use(graphqlIde(config.publicUrl));
+  if (config.graphqlIde) router.use(graphqlIde(config.publicUrl, ideSignIn));
   router.use(
     "/graphql",
     authenticate(admission),

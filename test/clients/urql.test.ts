@@ -147,17 +147,13 @@ describe("CONTRACT §5 CSRF prevention: urql's defaults work", () => {
 
   it("§5 urql's default GET with a bearer token (OAuth) is answered too", async () => {
     const clientRes = await app.services.admin.createOAuthClient(app.root, { name: "urql", grants: ["password"] });
-    const token = await app
-      .http()
-      .post("/oauth/token")
-      .type("form")
-      .send({
-        grant_type: "password",
-        username: editor.username,
-        password: editor.password,
-        client_id: clientRes.client.clientId,
-        client_secret: clientRes.clientSecret,
-      });
+    const token = await app.http().post("/oauth/token").type("form").send({
+      grant_type: "password",
+      username: editor.username,
+      password: editor.password,
+      client_id: clientRes.client.clientId,
+      client_secret: clientRes.clientSecret,
+    });
     expect(token.status).toBe(200);
     const { client: urql, methods } = defaultClient(`Bearer ${token.body.access_token}`);
     const result = await urql.query(CaseCount, { domain: DOMAIN }).toPromise();
