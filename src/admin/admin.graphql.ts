@@ -1,10 +1,10 @@
 /**
- * Administration in GraphQL: the resolvers, the Node types `User` and `Domain`, and the service
+ * Administration in GraphQL: the resolvers, the Node types `User`, `Domain` and `ApiKey`, and the service
  * resolvers reach them through (no loaders). The gateway (src/gateway/features.ts) takes
  * `adminGraphQL`; the `declare module` lines add the feature's members to the kit's context.
  */
 import type { GraphQLFeature } from "../graphql/feature.ts";
-import { ADMIN_NODES, AdminResolver, DomainResolver } from "./admin.resolver.ts";
+import { ADMIN_NODES, AdminResolver, ApiKeyResolver, DomainResolver } from "./admin.resolver.ts";
 import type { AdminService } from "./admin.service.ts";
 
 declare module "../graphql/context.ts" {
@@ -17,10 +17,11 @@ declare module "../graphql/node.ts" {
   interface NodeTypes {
     User: true;
     Domain: true;
+    ApiKey: true;
   }
 }
 
 export const adminGraphQL = {
-  resolvers: [AdminResolver, DomainResolver],
+  resolvers: [AdminResolver, DomainResolver, ApiKeyResolver],
   nodes: ADMIN_NODES,
 } satisfies GraphQLFeature;

@@ -118,7 +118,7 @@ export class AdminRepository {
   }
 
   apiKey(id: string) {
-    return this.prisma.apiKey.findUnique({ where: { id } });
+    return this.prisma.apiKey.findUnique({ where: { id }, include: { user: true } });
   }
 
   revokeApiKey(id: string, revokedAt: Date) {

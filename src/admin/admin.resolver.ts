@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from "type-graphql";
 import type { GraphQLContext } from "../graphql/context.ts";
-import { globalId, type NodeFetcher, type NodeTypeName } from "../graphql/node.ts";
+import { globalId, parseGlobalId, type NodeFetcher, type NodeTypeName } from "../graphql/node.ts";
 import {
   ApiKeyType,
   CreateOAuthClientInput,
@@ -19,7 +19,16 @@ type ApiKeyRow = { id: string; name: string; prefix: string; createdAt: Date; re
 type UserRow = UserType & { id: string };
 type DomainRow = DomainType & { id: string };
 
-const apiKey = (row: ApiKeyRow): ApiKeyType => ({ ...row, username: row.user.username });
+/** An API key as its resolvers read it: the row's id is the key of its global id, and its `keyId`. */
+type ApiKeyNode = ApiKeyType & { id: string };
+
+const apiKey = (row: ApiKeyRow): ApiKeyNode => ({ ...row, keyId: row.id, username: row.user.username });
+
+/** The key a `revokeApiKey` id names: its global id (`ApiKey.id`), or its own id (`ApiKey.keyId`, which `id` was before). */
+function apiKeyIdOf(id: string): string {
+  const ref = parseGlobalId(id);
+  return ref?.type === "ApiKey" && ref.domain === "" ? ref.key : id;
+}
 
 const ONE_DOMAIN = "The domain's name.";
 
@@ -62,7 +71,7 @@ export class AdminResolver {
   async apiKeys(
     @Arg("username", () => String, { description: "The user whose keys to list." }) username: string,
     @Ctx() { principal, services }: GraphQLContext,
-  ): Promise<ApiKeyType[]> {
+  ): Promise<ApiKeyNode[]> {
     return (await services.admin.listApiKeys(principal, username)).map(apiKey);
   }
 
@@ -128,10 +137,10 @@ export class AdminResolver {
 
   @Mutation(() => ApiKeyType, { description: "Revokes an API key: it stops working at once. Superuser only." })
   async revokeApiKey(
-    @Arg("id", () => ID, { description: "The key's `id` (as `apiKeys` lists it)." }) id: string,
+    @Arg("id", () => ID, { description: "The key's `id` (as `apiKeys` lists it), or its `keyId`." }) id: string,
     @Ctx() { principal, services }: GraphQLContext,
-  ): Promise<ApiKeyType> {
-    return apiKey(await services.admin.revokeApiKey(principal, id));
+  ): Promise<ApiKeyNode> {
+    return apiKey(await services.admin.revokeApiKey(principal, apiKeyIdOf(id)));
   }
 
   @Mutation(() => NewOAuthClientType, { description: "Registers an OAuth 2.0 client; its secret is in the answer and nowhere else. Superuser only." })
@@ -160,8 +169,23 @@ export class DomainResolver {
   }
 }
 
-/** Users and domains for `Query.node`: a user to a superuser or to themselves, a domain to a superuser or a member. */
+@Resolver(() => ApiKeyType)
+export class ApiKeyResolver {
+  @FieldResolver(() => ID, { description: "An opaque global id, unique across every type; `Query.node` takes it, and so does `revokeApiKey`." })
+  id(@Root() key: ApiKeyNode): string {
+    return globalId("ApiKey", "", key.id);
+  }
+}
+
+/**
+ * Users, domains and API keys for `Query.node`: a user to a superuser or to themselves, a domain to
+ * a superuser or a member, an API key to a superuser (as `apiKeys` lists them).
+ */
 export const ADMIN_NODES: Partial<Record<NodeTypeName, NodeFetcher<GraphQLContext>>> = {
   User: (ctx, { domain, key }) => (domain === "" ? ctx.services.admin.visibleUser(ctx.principal, key) : Promise.resolve(null)),
   Domain: (ctx, { domain, key }) => (domain === "" ? ctx.services.admin.visibleDomain(ctx.principal, key) : Promise.resolve(null)),
+  ApiKey: async (ctx, { domain, key }) => {
+    const row = domain === "" ? await ctx.services.admin.visibleApiKey(ctx.principal, key) : null;
+    return row && apiKey(row);
+  },
 };

@@ -195,6 +195,12 @@ export class AdminService {
     return this.repository.visibleDomain(domainId, principal.isSuperuser ? undefined : principal.userId);
   }
 
+  /** The API key, for `Query.node`: to a superuser, who alone may list keys; null for anyone else, as for no key. */
+  async visibleApiKey(principal: Principal, keyId: string) {
+    if (!principal.isSuperuser || !isUuid(keyId)) return null;
+    return this.repository.apiKey(keyId);
+  }
+
   /** Of these domain names, those the principal may see anything in (see domainsOpenTo): one query at most. */
   openDomains(principal: Principal, names: Iterable<string>): Promise<Set<string>> {
     return domainsOpenTo(this.prisma, principal, names);

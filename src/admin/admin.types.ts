@@ -79,11 +79,12 @@ export class UserType {
 }
 
 @ObjectType("ApiKey", {
+  implements: NodeInterface,
   description: "An API key of a user (`Authorization: ApiKey {username}:{key}`); the key itself is shown only once, at creation.",
 })
 export class ApiKeyType {
-  @Field(() => ID, { description: "The key's id, which `revokeApiKey` takes (not the key)." })
-  id!: string;
+  @Field(() => ID, { description: "The key's own id (a UUID, not the key); `revokeApiKey` takes it as well as the global `id`." })
+  keyId!: string;
 
   @Field(() => String, { description: "The username of the key's user." })
   username!: string;

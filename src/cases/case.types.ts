@@ -2,7 +2,7 @@ import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
 import { connectionTypes } from "../graphql/connection.ts";
 import { DateRangeInput } from "../graphql/date-range.types.ts";
-import { NodeInterface } from "../graphql/node.ts";
+import { NodeInterface, notAGlobalId } from "../graphql/node.ts";
 
 /**
  * GraphQL shapes of the Case API. The resolver maps the inputs straight into the typed commands
@@ -156,9 +156,14 @@ export class CaseType {
   properties!: Record<string, string>;
 }
 
-@ObjectType("Actor", { description: "The user a form was submitted as." })
+@ObjectType("Actor", {
+  description: "The user a form was submitted as, as the form records them: a value of the form, with no global id of its own.",
+})
 export class ActorType {
   @Field(() => ID, { description: "The user's id (the form's `userId`)." })
+  userId!: string;
+
+  @Field(() => ID, { description: "The user's id, as `userId`.", deprecationReason: notAGlobalId("userId") })
   id!: string;
 
   @Field(() => String, { description: "The user's username." })
@@ -211,6 +216,13 @@ export class CaseFetchEntryType {
   by!: string;
 
   @Field(() => String, { description: "The id as requested." })
+  requestedId!: string;
+
+  @Field(() => String, {
+    description:
+      "The id as requested, as `requestedId`: the same for every entry that requested it (duplicates, or as a case id and an external id).",
+    deprecationReason: notAGlobalId("requestedId"),
+  })
   id!: string;
 
   @Field(() => CaseType, { nullable: true, description: 'The case it names; null when none (REST\'s `{"error": "not found"}` stub).' })

@@ -15,9 +15,10 @@ import { memberOf, requestDomains } from "./rate-limit.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { stringifyResult } from "./budget.ts";
 import { CompiledExecution } from "./compiled-execution.ts";
+import { preventCrossSiteRequests } from "./csrf.ts";
 import type { GraphQLContext } from "./context.ts";
 import { formatError, sendGraphQLError, sendRateLimited } from "./errors.ts";
-import { graphqlIde } from "./ide.ts";
+import { graphqlIde, type IdeExternalSignIn } from "./ide/ide.ts";
 import { parseDocument } from "./limits.ts";
 import { operationPipeline, type OperationPipeline } from "./operation-pipeline.ts";
 import { logOperationOn, useOperationLog, useOperationMetrics } from "../observability/graphql.ts";
@@ -33,8 +34,9 @@ import { manifestCache, type TrustedDocuments } from "./trusted-documents.ts";
  * (the admission pipeline; a refusal is answered before its body is read), the multipart upload
  * parser, the JSON body parser, the rate limit in the domains the operation names (admission again,
  * now that the body says which), the trusted-documents check (PERSISTED_OPERATIONS=only), the
- * document's nesting (deeper than graphql-js's recursive parser is trusted with), then
- * Apollo with one plugin per concern. A browser's visit (the IDE) is answered before all of it.
+ * document's nesting (deeper than graphql-js's recursive parser is trusted with), CSRF
+ * prevention (csrf.ts), then Apollo with one plugin per concern. A browser's visit (the IDE) is
+ * answered before all of it.
  */
 
 export interface HttpEndpointOptions {
@@ -61,6 +63,8 @@ export interface HttpEndpointOptions {
   persistedQueries: KeyValueCache<string>;
   /** PERSISTED_OPERATIONS=only: the documents that may run (and the only ones a hash finds) */
   trustedDocuments?: TrustedDocuments;
+  /** a sign-in the IDE offers beside API key, password and token (e.g. OpenID Connect's browser flow) */
+  ideSignIn?: IdeExternalSignIn;
 }
 
 export interface HttpEndpoint {
@@ -148,6 +152,7 @@ export async function createHttpEndpoint({
   context,
   persistedQueries,
   trustedDocuments,
+  ideSignIn,
 }: HttpEndpointOptions): Promise<HttpEndpoint> {
   const pipeline = operationPipeline(schema, config, trustedDocuments);
   const apollo = new ApolloServer<GraphQLContext>({
@@ -156,7 +161,8 @@ export async function createHttpEndpoint({
     // an answer too long to serialise is RESULT_TOO_LARGE, not a 500
     stringifyResult: stringifyResult(config.graphqlMaxResultBytes),
     introspection: true,
-    csrfPrevention: true,
+    // csrf.ts: Apollo's rule, and a request with an Authorization a page set itself passes too
+    csrfPrevention: false,
     stopOnTerminationSignals: false,
     // the pipeline's document stages and token limit: Apollo parses and validates with them
     validationRules: pipeline.validationRules,
@@ -181,7 +187,7 @@ export async function createHttpEndpoint({
 
   const router = express.Router();
   // the IDE's page and files need no credentials: before /graphql's admission
-  if (config.graphqlIde) router.use(graphqlIde(config.publicUrl));
+  if (config.graphqlIde) router.use(graphqlIde(config.publicUrl, ideSignIn));
   router.use(
     "/graphql",
     authenticate(admission),
@@ -191,6 +197,7 @@ export async function createHttpEndpoint({
     express.json({ limit: config.bodyLimitBytes }),
     textStages(pipeline),
     rateLimit(admission, config),
+    preventCrossSiteRequests(),
     expressMiddleware(apollo, {
       context: async ({ res }): Promise<GraphQLContext> => logOperationOn(context(res.locals.principal as Principal), res),
     }),

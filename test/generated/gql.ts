@@ -43,11 +43,24 @@ type Documents = {
     "\n  query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords missingRecords entries { by id case { caseName } }\n    }\n  }\n": typeof types.GqlByIdsDocument,
     "\n  query GqlByExternal($domain: String!, $externalId: String!) {\n    caseByExternalId(domain: $domain, externalId: $externalId) { caseName }\n  }\n": typeof types.GqlByExternalDocument,
     "\n  query GqlForm($domain: String!, $formId: ID!) {\n    form(domain: $domain, formId: $formId) { formId xmlns username xml problem caseIds }\n  }\n": typeof types.GqlFormDocument,
+    "\n  query ApolloIdsByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords\n      missingRecords\n      entries { by requestedId case { id caseId caseName openedBy { userId username } } }\n    }\n  }\n": typeof types.ApolloIdsByIdsDocument,
+    "\n  query ApolloIdsCaseReads($domain: String!, $caseId: ID!, $externalId: String!, $id: ID!) {\n    cases(domain: $domain, first: 100) { nodes { id caseId caseName openedBy { userId username } } }\n    case(domain: $domain, caseId: $caseId) { id caseName openedBy { userId username } parent { id openedBy { userId username } } }\n    caseByExternalId(domain: $domain, externalId: $externalId) { id caseName openedBy { userId username } }\n    node(id: $id) { id ... on Case { caseName openedBy { userId username } } }\n  }\n": typeof types.ApolloIdsCaseReadsDocument,
+    "\n  mutation ApolloIdsCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId caseName openedBy { userId username } } }\n  }\n": typeof types.ApolloIdsCreateCaseDocument,
+    "\n  query ApolloIdsApiKeys($first: String!, $second: String!) {\n    first: apiKeys(username: $first) { id keyId username name prefix revokedAt }\n    second: apiKeys(username: $second) { id keyId username name prefix revokedAt }\n  }\n": typeof types.ApolloIdsApiKeysDocument,
+    "\n  mutation ApolloIdsCreateApiKey($username: String!, $name: String) {\n    createApiKey(username: $username, name: $name) { key apiKey { id keyId username name prefix revokedAt } }\n  }\n": typeof types.ApolloIdsCreateApiKeyDocument,
+    "\n  mutation ApolloIdsRevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id keyId revokedAt }\n  }\n": typeof types.ApolloIdsRevokeApiKeyDocument,
     "\n  query ApolloCasePage($domain: String!, $filter: CaseFilter, $first: Int, $after: String, $last: Int, $before: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { id caseId caseName } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.ApolloCasePageDocument,
     "\n  mutation ApolloRenameCase($domain: String!, $caseId: ID!, $input: CaseInput!) {\n    updateCase(domain: $domain, caseId: $caseId, input: $input) { case { id caseName } }\n  }\n": typeof types.ApolloRenameCaseDocument,
     "\n  subscription UrqlCaseChanged($domain: String!, $caseType: String) {\n    caseChanged(domain: $domain, caseType: $caseType) { caseId caseType domain formId }\n  }\n": typeof types.UrqlCaseChangedDocument,
     "\n  mutation UrqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n": typeof types.UrqlCreateCaseDocument,
     "\n  query UrqlCaseCount($domain: String!, $filter: CaseFilter) {\n    cases(domain: $domain, filter: $filter, first: 1) { totalCount }\n  }\n": typeof types.UrqlCaseCountDocument,
+    "\n  query GlobalIdsApiKeys($username: String!) {\n    apiKeys(username: $username) { id keyId prefix revokedAt }\n  }\n": typeof types.GlobalIdsApiKeysDocument,
+    "\n  mutation GlobalIdsCreateApiKey($username: String!) {\n    createApiKey(username: $username) { key apiKey { id keyId username } }\n  }\n": typeof types.GlobalIdsCreateApiKeyDocument,
+    "\n  mutation GlobalIdsRevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id keyId revokedAt }\n  }\n": typeof types.GlobalIdsRevokeApiKeyDocument,
+    "\n  query GlobalIdsApiKeyNode($id: ID!) {\n    node(id: $id) { __typename id ... on ApiKey { keyId username prefix } }\n  }\n": typeof types.GlobalIdsApiKeyNodeDocument,
+    "\n  mutation GlobalIdsCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { case { caseId externalId openedBy { userId id username } } }\n  }\n": typeof types.GlobalIdsCreateCaseDocument,
+    "\n  query GlobalIdsFetchEntries($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) { entries { by requestedId id case { caseId } } }\n  }\n": typeof types.GlobalIdsFetchEntriesDocument,
+    "\n  query GlobalIdsFormOfCase($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) { forms { userId } }\n  }\n": typeof types.GlobalIdsFormOfCaseDocument,
     "\n  mutation NodeCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n": typeof types.NodeCreateCaseDocument,
     "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Case { caseId caseName }\n      ... on Form { formId caseIds }\n    }\n  }\n": typeof types.NodeByIdDocument,
     "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) { __typename id }\n  }\n": typeof types.NodesByIdsDocument,
@@ -97,11 +110,24 @@ const documents: Documents = {
     "\n  query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords missingRecords entries { by id case { caseName } }\n    }\n  }\n": types.GqlByIdsDocument,
     "\n  query GqlByExternal($domain: String!, $externalId: String!) {\n    caseByExternalId(domain: $domain, externalId: $externalId) { caseName }\n  }\n": types.GqlByExternalDocument,
     "\n  query GqlForm($domain: String!, $formId: ID!) {\n    form(domain: $domain, formId: $formId) { formId xmlns username xml problem caseIds }\n  }\n": types.GqlFormDocument,
+    "\n  query ApolloIdsByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords\n      missingRecords\n      entries { by requestedId case { id caseId caseName openedBy { userId username } } }\n    }\n  }\n": types.ApolloIdsByIdsDocument,
+    "\n  query ApolloIdsCaseReads($domain: String!, $caseId: ID!, $externalId: String!, $id: ID!) {\n    cases(domain: $domain, first: 100) { nodes { id caseId caseName openedBy { userId username } } }\n    case(domain: $domain, caseId: $caseId) { id caseName openedBy { userId username } parent { id openedBy { userId username } } }\n    caseByExternalId(domain: $domain, externalId: $externalId) { id caseName openedBy { userId username } }\n    node(id: $id) { id ... on Case { caseName openedBy { userId username } } }\n  }\n": types.ApolloIdsCaseReadsDocument,
+    "\n  mutation ApolloIdsCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId caseName openedBy { userId username } } }\n  }\n": types.ApolloIdsCreateCaseDocument,
+    "\n  query ApolloIdsApiKeys($first: String!, $second: String!) {\n    first: apiKeys(username: $first) { id keyId username name prefix revokedAt }\n    second: apiKeys(username: $second) { id keyId username name prefix revokedAt }\n  }\n": types.ApolloIdsApiKeysDocument,
+    "\n  mutation ApolloIdsCreateApiKey($username: String!, $name: String) {\n    createApiKey(username: $username, name: $name) { key apiKey { id keyId username name prefix revokedAt } }\n  }\n": types.ApolloIdsCreateApiKeyDocument,
+    "\n  mutation ApolloIdsRevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id keyId revokedAt }\n  }\n": types.ApolloIdsRevokeApiKeyDocument,
     "\n  query ApolloCasePage($domain: String!, $filter: CaseFilter, $first: Int, $after: String, $last: Int, $before: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { id caseId caseName } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.ApolloCasePageDocument,
     "\n  mutation ApolloRenameCase($domain: String!, $caseId: ID!, $input: CaseInput!) {\n    updateCase(domain: $domain, caseId: $caseId, input: $input) { case { id caseName } }\n  }\n": types.ApolloRenameCaseDocument,
     "\n  subscription UrqlCaseChanged($domain: String!, $caseType: String) {\n    caseChanged(domain: $domain, caseType: $caseType) { caseId caseType domain formId }\n  }\n": types.UrqlCaseChangedDocument,
     "\n  mutation UrqlCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n": types.UrqlCreateCaseDocument,
     "\n  query UrqlCaseCount($domain: String!, $filter: CaseFilter) {\n    cases(domain: $domain, filter: $filter, first: 1) { totalCount }\n  }\n": types.UrqlCaseCountDocument,
+    "\n  query GlobalIdsApiKeys($username: String!) {\n    apiKeys(username: $username) { id keyId prefix revokedAt }\n  }\n": types.GlobalIdsApiKeysDocument,
+    "\n  mutation GlobalIdsCreateApiKey($username: String!) {\n    createApiKey(username: $username) { key apiKey { id keyId username } }\n  }\n": types.GlobalIdsCreateApiKeyDocument,
+    "\n  mutation GlobalIdsRevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id keyId revokedAt }\n  }\n": types.GlobalIdsRevokeApiKeyDocument,
+    "\n  query GlobalIdsApiKeyNode($id: ID!) {\n    node(id: $id) { __typename id ... on ApiKey { keyId username prefix } }\n  }\n": types.GlobalIdsApiKeyNodeDocument,
+    "\n  mutation GlobalIdsCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { case { caseId externalId openedBy { userId id username } } }\n  }\n": types.GlobalIdsCreateCaseDocument,
+    "\n  query GlobalIdsFetchEntries($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) { entries { by requestedId id case { caseId } } }\n  }\n": types.GlobalIdsFetchEntriesDocument,
+    "\n  query GlobalIdsFormOfCase($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) { forms { userId } }\n  }\n": types.GlobalIdsFormOfCaseDocument,
     "\n  mutation NodeCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId } }\n  }\n": types.NodeCreateCaseDocument,
     "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Case { caseId caseName }\n      ... on Form { formId caseIds }\n    }\n  }\n": types.NodeByIdDocument,
     "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) { __typename id }\n  }\n": types.NodesByIdsDocument,
@@ -255,6 +281,30 @@ export function graphql(source: "\n  query GqlForm($domain: String!, $formId: ID
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
+export function graphql(source: "\n  query ApolloIdsByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords\n      missingRecords\n      entries { by requestedId case { id caseId caseName openedBy { userId username } } }\n    }\n  }\n"): (typeof documents)["\n  query ApolloIdsByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {\n      matchingRecords\n      missingRecords\n      entries { by requestedId case { id caseId caseName openedBy { userId username } } }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ApolloIdsCaseReads($domain: String!, $caseId: ID!, $externalId: String!, $id: ID!) {\n    cases(domain: $domain, first: 100) { nodes { id caseId caseName openedBy { userId username } } }\n    case(domain: $domain, caseId: $caseId) { id caseName openedBy { userId username } parent { id openedBy { userId username } } }\n    caseByExternalId(domain: $domain, externalId: $externalId) { id caseName openedBy { userId username } }\n    node(id: $id) { id ... on Case { caseName openedBy { userId username } } }\n  }\n"): (typeof documents)["\n  query ApolloIdsCaseReads($domain: String!, $caseId: ID!, $externalId: String!, $id: ID!) {\n    cases(domain: $domain, first: 100) { nodes { id caseId caseName openedBy { userId username } } }\n    case(domain: $domain, caseId: $caseId) { id caseName openedBy { userId username } parent { id openedBy { userId username } } }\n    caseByExternalId(domain: $domain, externalId: $externalId) { id caseName openedBy { userId username } }\n    node(id: $id) { id ... on Case { caseName openedBy { userId username } } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ApolloIdsCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId caseName openedBy { userId username } } }\n  }\n"): (typeof documents)["\n  mutation ApolloIdsCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { xformId case { id caseId caseName openedBy { userId username } } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ApolloIdsApiKeys($first: String!, $second: String!) {\n    first: apiKeys(username: $first) { id keyId username name prefix revokedAt }\n    second: apiKeys(username: $second) { id keyId username name prefix revokedAt }\n  }\n"): (typeof documents)["\n  query ApolloIdsApiKeys($first: String!, $second: String!) {\n    first: apiKeys(username: $first) { id keyId username name prefix revokedAt }\n    second: apiKeys(username: $second) { id keyId username name prefix revokedAt }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ApolloIdsCreateApiKey($username: String!, $name: String) {\n    createApiKey(username: $username, name: $name) { key apiKey { id keyId username name prefix revokedAt } }\n  }\n"): (typeof documents)["\n  mutation ApolloIdsCreateApiKey($username: String!, $name: String) {\n    createApiKey(username: $username, name: $name) { key apiKey { id keyId username name prefix revokedAt } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ApolloIdsRevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id keyId revokedAt }\n  }\n"): (typeof documents)["\n  mutation ApolloIdsRevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id keyId revokedAt }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
 export function graphql(source: "\n  query ApolloCasePage($domain: String!, $filter: CaseFilter, $first: Int, $after: String, $last: Int, $before: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { id caseId caseName } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"): (typeof documents)["\n  query ApolloCasePage($domain: String!, $filter: CaseFilter, $first: Int, $after: String, $last: Int, $before: String) {\n    cases(domain: $domain, filter: $filter, first: $first, after: $after, last: $last, before: $before) {\n      totalCount\n      edges { cursor node { id caseId caseName } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
@@ -272,6 +322,34 @@ export function graphql(source: "\n  mutation UrqlCreateCase($domain: String!, $
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query UrqlCaseCount($domain: String!, $filter: CaseFilter) {\n    cases(domain: $domain, filter: $filter, first: 1) { totalCount }\n  }\n"): (typeof documents)["\n  query UrqlCaseCount($domain: String!, $filter: CaseFilter) {\n    cases(domain: $domain, filter: $filter, first: 1) { totalCount }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GlobalIdsApiKeys($username: String!) {\n    apiKeys(username: $username) { id keyId prefix revokedAt }\n  }\n"): (typeof documents)["\n  query GlobalIdsApiKeys($username: String!) {\n    apiKeys(username: $username) { id keyId prefix revokedAt }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation GlobalIdsCreateApiKey($username: String!) {\n    createApiKey(username: $username) { key apiKey { id keyId username } }\n  }\n"): (typeof documents)["\n  mutation GlobalIdsCreateApiKey($username: String!) {\n    createApiKey(username: $username) { key apiKey { id keyId username } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation GlobalIdsRevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id keyId revokedAt }\n  }\n"): (typeof documents)["\n  mutation GlobalIdsRevokeApiKey($id: ID!) {\n    revokeApiKey(id: $id) { id keyId revokedAt }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GlobalIdsApiKeyNode($id: ID!) {\n    node(id: $id) { __typename id ... on ApiKey { keyId username prefix } }\n  }\n"): (typeof documents)["\n  query GlobalIdsApiKeyNode($id: ID!) {\n    node(id: $id) { __typename id ... on ApiKey { keyId username prefix } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation GlobalIdsCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { case { caseId externalId openedBy { userId id username } } }\n  }\n"): (typeof documents)["\n  mutation GlobalIdsCreateCase($domain: String!, $input: CaseInput!) {\n    createCase(domain: $domain, input: $input) { case { caseId externalId openedBy { userId id username } } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GlobalIdsFetchEntries($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) { entries { by requestedId id case { caseId } } }\n  }\n"): (typeof documents)["\n  query GlobalIdsFetchEntries($domain: String!, $caseIds: [String!], $externalIds: [String!]) {\n    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) { entries { by requestedId id case { caseId } } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query GlobalIdsFormOfCase($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) { forms { userId } }\n  }\n"): (typeof documents)["\n  query GlobalIdsFormOfCase($domain: String!, $caseId: ID!) {\n    case(domain: $domain, caseId: $caseId) { forms { userId } }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

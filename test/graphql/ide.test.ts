@@ -1,14 +1,20 @@
+import express from "express";
+import request from "supertest";
 import { afterEach, describe, expect, it } from "vitest";
+import { graphqlIde } from "../../src/graphql/ide/ide.ts";
 import { build, createUser, type TestApp } from "../helpers/app.ts";
 
 /**
  * CONTRACT §7.3 IDE: `GET /graphql` from a browser serves the GraphQL IDE (Ruru, a GraphiQL) from
- * the installed package's files, with no credentials; GRAPHQL_IDE=false turns it off. The IDE in a
- * real browser: ide.browser.test.ts.
+ * the installed package's files, opened by a sign-in step of this server's own files, with no
+ * credentials; GRAPHQL_IDE=false turns it off. The IDE in a real browser: ide.browser.test.ts.
  */
 
-let app: TestApp;
-afterEach(() => app?.close());
+let app: TestApp | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
 
 const BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 
@@ -41,6 +47,38 @@ describe("CONTRACT §7.3 GraphQL IDE", () => {
     }
     const missing = await app.http().get("/graphql/ide/nope.js");
     expect(missing.status).toBe(401); // past the IDE's files, /graphql's admission as before
+  });
+
+  it("CONTRACT §7.3 IDE: the page opens on its sign-in step, whose script, style and icon are served without credentials", async () => {
+    app = await build({ workers: 0 });
+    const res = await app.http().get("/graphql").set("Accept", BROWSER_ACCEPT);
+    expect(res.text).toContain('<form id="ide-sign-in-form">');
+    expect(urlsIn(res.text)).toEqual(expect.arrayContaining(["/graphql/ide/sign-in.js", "/graphql/ide/sign-in.css", "/graphql/ide/favicon.svg"]));
+    for (const [file, type] of [
+      ["sign-in.js", /^text\/javascript/],
+      ["sign-in.css", /^text\/css/],
+      ["favicon.svg", /^image\/svg\+xml/],
+    ] as const) {
+      const asset = await app.http().get(`/graphql/ide/${file}`);
+      expect(asset.status, file).toBe(200);
+      expect(asset.headers["content-type"], file).toMatch(type);
+    }
+  });
+
+  it("CONTRACT §7.3 IDE: another sign-in (e.g. OpenID Connect's browser flow) plugs in as a module: its button's label, its module, and the origins it may reach", async () => {
+    const signIn = { label: "Sign in with Example ID", module: "/oidc/ide-sign-in.js", connectTo: ["https://id.example.org"] };
+    const res = await request(express().use(graphqlIde(undefined, signIn)))
+      .get("/graphql")
+      .set("Accept", BROWSER_ACCEPT);
+    expect(res.status).toBe(200);
+    const config = JSON.parse(/<script type="application\/json" id="ide-config">([\s\S]*?)<\/script>/.exec(res.text)![1]!);
+    expect(config.externalSignIn).toEqual({ label: signIn.label, module: signIn.module });
+    expect(res.headers["content-security-policy"]).toContain("connect-src 'self' https://id.example.org;");
+    const without = await request(express().use(graphqlIde(undefined)))
+      .get("/graphql")
+      .set("Accept", BROWSER_ACCEPT);
+    expect(without.text).toContain('"externalSignIn": null');
+    expect(without.headers["content-security-policy"]).toContain("connect-src 'self';");
   });
 
   it("CONTRACT §7.3 IDE: subscriptions go to this server's own graphql-transport-ws endpoint; PUBLIC_URL places it behind a proxy", async () => {

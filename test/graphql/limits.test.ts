@@ -2,12 +2,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClient, type Client } from "graphql-ws";
 import { WebSocket } from "ws";
 import { loadConfig } from "../../src/config.ts";
-import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
+import { basic, build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { wsUrl } from "../helpers/ws.ts";
 
 /**
- * CONTRACT §5 Protections: query depth and cost limits, and CSRF prevention. (Aliases, batching,
- * uploads and WebSocket message size: test/security/limits.test.ts.)
+ * CONTRACT §5 Protections: query depth and cost limits, and CSRF prevention (its whole rule:
+ * csrf.test.ts). (Aliases, batching, uploads and WebSocket message size: test/security/limits.test.ts.)
  */
 
 let app: TestApp;
@@ -259,11 +259,12 @@ describe("GraphQL limits", () => {
     expect(res.body.data.cases.totalCount).toBe(0);
   });
 
-  it("blocks a GET query without a preflight header (CSRF prevention) and serves it with one", async () => {
+  it("blocks a GET query with the Basic credentials a browser keeps and no preflight header (CSRF prevention), and serves it with one", async () => {
     const query = encodeURIComponent("{ me { username } }");
-    const blocked = await app.http().get(`/graphql?query=${query}`).set("Authorization", user.authorization);
+    const credentials = basic(user.username, user.password);
+    const blocked = await app.http().get(`/graphql?query=${query}`).set("Authorization", credentials);
     expect(blocked.status).toBe(400);
-    const allowed = await app.http().get(`/graphql?query=${query}`).set("Authorization", user.authorization).set("apollo-require-preflight", "true");
+    const allowed = await app.http().get(`/graphql?query=${query}`).set("Authorization", credentials).set("apollo-require-preflight", "true");
     expect(allowed.status).toBe(200);
     expect(allowed.body.data.me.username).toBe(user.username);
   });
