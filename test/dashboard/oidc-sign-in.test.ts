@@ -123,4 +123,23 @@ describe("GET /dashboard/ with OIDC_ISSUER and OIDC_CLIENT_ID", () => {
     expect(browser.blocked.filter((url) => !url.startsWith("https://fonts.googleapis.com/"))).toEqual([]);
     expect(browser.pageErrors).toEqual([]);
   });
+
+  it("CONTRACT §7.4: when the access token expires the page signs out and says so; signing in again needs no new login while the provider's session lasts", async () => {
+    const page = await browser.open(origin, [idp.issuer]);
+    await page.goto(`${origin}/dashboard/`, { waitUntil: "load" });
+    // the tab of the test above signed in at the provider: this browser has its session
+    idp.setAccessTokenTtl(3);
+    try {
+      await page.waitForSelector("#oidc-button", { ...WAIT, visible: true });
+      await Promise.all([page.waitForNavigation(), page.click("#oidc-button")]);
+      await page.waitForFunction(() => document.getElementById("session-user")?.textContent === "alice", WAIT);
+      expect(new URL(page.url()).origin).toBe(origin);
+      await page.waitForFunction(() => !document.getElementById("error").hidden, WAIT);
+      expect(await page.$eval("#error", (node: any) => node.textContent)).toBe("Your sign-in has expired: sign in again.");
+      expect(await page.$eval("#sign-in", (node: any) => node.hidden)).toBe(false);
+      expect(await page.evaluate(() => sessionStorage.getItem("dashboard.authorization"))).toBeNull();
+    } finally {
+      idp.setAccessTokenTtl(300);
+    }
+  });
 });

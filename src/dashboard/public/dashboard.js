@@ -15,12 +15,18 @@ const PAGE_SIZE = 20;
 const STORAGE_KEY = "dashboard.authorization";
 /** when the stored credential stops working (ms since the epoch): an identity provider's access token expires */
 const EXPIRY_KEY = "dashboard.expiresAt";
+/**
+ * The server closes the feed (4403) at the token's expiry by its own clock, a little before the
+ * expiry the page computed when the token arrived: a refusal this close to it is the expiry.
+ */
+const EXPIRY_MARGIN_MS = 5000;
 
 const $ = (id) => document.getElementById(id);
 
 const session = {
   authorization: null,
-  /** signs the page out when an access token expires */
+  /** when the access token expires (ms since the epoch), and the timer that signs the page out then */
+  expiresAt: null,
   expiryTimer: null,
   /** the feed's graphql-ws client, one per sign-in */
   feed: null,
@@ -79,6 +85,7 @@ async function signIn({ authorization, storable, expiresAt = null }) {
   session.authorization = authorization;
   if (storable) sessionStorage.setItem(STORAGE_KEY, authorization);
   else sessionStorage.removeItem(STORAGE_KEY);
+  session.expiresAt = expiresAt;
   if (expiresAt) {
     sessionStorage.setItem(EXPIRY_KEY, String(expiresAt));
     // setTimeout's longest wait is about 24.8 days; a token lives far less
@@ -105,7 +112,7 @@ function signOut() {
   closeDomain();
   session.feed?.dispose();
   clearTimeout(session.expiryTimer);
-  Object.assign(session, { authorization: null, feed: null, domain: null, expiryTimer: null });
+  Object.assign(session, { authorization: null, feed: null, domain: null, expiresAt: null, expiryTimer: null });
   sessionStorage.removeItem(STORAGE_KEY);
   sessionStorage.removeItem(EXPIRY_KEY);
   $("session").hidden = true;
@@ -120,6 +127,13 @@ function signOut() {
 function expired() {
   signOut();
   showError("Your sign-in has expired: sign in again.");
+}
+
+/** The feed refused (a closed socket, a subscription error): at the token's expiry that is the expiry. */
+function feedRefused(error) {
+  if (!session.authorization) return; // signed out meanwhile
+  if (session.expiresAt && Date.now() >= session.expiresAt - EXPIRY_MARGIN_MS) return expired();
+  showError(error);
 }
 
 // --- the domain -----------------------------------------------------------------------------------
@@ -159,7 +173,7 @@ async function openDomain(domain) {
   closeDomain();
   session.domain = domain;
   // the feed first, so that no change between the first read and the subscription is missed
-  session.unsubscribe = subscribe(session.feed, FEED, { domain }, ({ multimediaJobs: job }) => onJobChanged(job), showError);
+  session.unsubscribe = subscribe(session.feed, FEED, { domain }, ({ multimediaJobs: job }) => onJobChanged(job), feedRefused);
   await Promise.all([loadJobs(), loadApps(domain)]);
 }
 
@@ -206,7 +220,7 @@ function onFeedState(state, detail) {
     if (detail && session.domain) loadJobs().catch(showError);
   } else if (state === "refused") {
     setFeedStatus("off", "Live updates: refused");
-    showError(detail);
+    feedRefused(detail);
   } else {
     setFeedStatus("connecting", "Live updates: connecting…");
   }
