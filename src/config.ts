@@ -108,6 +108,24 @@ export interface Config {
   persistedOperationsManifest: string | undefined;
   /** S3-compatible object storage for archives and media (BLOB_STORE_URL); absent: DATA_DIR/blobs or the database */
   objectStore: ObjectStoreConfig | undefined;
+  /** OpenID Connect sign-in (OIDC_ISSUER): bearer JWTs of that identity provider are accepted; absent: none are */
+  oidc: OidcConfig | undefined;
+}
+
+/** An external OpenID Connect identity provider whose access tokens (JWT) admit this server's users. */
+export interface OidcConfig {
+  /** the issuer exactly as its tokens' `iss` and its discovery document say it */
+  issuer: string;
+  /** the `aud` a token must carry to be meant for this server */
+  audience: string;
+  /** the claims naming the user, tried in order: the first that holds a string names them */
+  usernameClaims: string[];
+  /** the dashboard's public client (authorization code with PKCE); absent: the dashboard offers no OIDC sign-in */
+  clientId: string | undefined;
+  /** the scopes the dashboard asks for */
+  scope: string;
+  /** after a fetch of the issuer's keys, how long a token naming an unknown key waits for the next fetch */
+  jwksCooldownSeconds: number;
 }
 
 /** Where and how archives and media are kept in an S3-compatible store (CONTRACT §7.6). */
@@ -257,6 +275,42 @@ function objectStore(env: Env): ObjectStoreConfig | undefined {
   };
 }
 
+/** Loopback hosts, where an issuer may speak plain http (a provider on the same machine). */
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+function oidcIssuer(raw: string): string {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  const secure = url?.protocol === "https:" || (url?.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname));
+  if (!url || !secure || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`OIDC_ISSUER must be an https URL (http only on loopback) without credentials, query or fragment, got '${raw}'`);
+  }
+  // compared character for character with each token's `iss`: kept as written
+  return raw;
+}
+
+/** OIDC_* settings: all of them need OIDC_ISSUER, and OIDC_ISSUER needs OIDC_AUDIENCE (a token for any audience is no token for us). */
+function oidc(env: Env): OidcConfig | undefined {
+  const issuer = env.OIDC_ISSUER || undefined;
+  if (!issuer) {
+    const stray = ["OIDC_AUDIENCE", "OIDC_CLIENT_ID", "OIDC_USERNAME_CLAIM", "OIDC_SCOPE", "OIDC_JWKS_COOLDOWN_SECONDS"].find((name) => env[name]);
+    if (stray) throw new ConfigError(`${stray} needs OIDC_ISSUER (the identity provider's issuer URL)`);
+    return undefined;
+  }
+  const audience = env.OIDC_AUDIENCE?.trim();
+  if (!audience) throw new ConfigError("OIDC_ISSUER needs OIDC_AUDIENCE (the audience, `aud`, the provider writes in tokens meant for this server)");
+  const claim = env.OIDC_USERNAME_CLAIM?.trim();
+  if (claim !== undefined && claim !== "" && /\s/.test(claim)) throw new ConfigError(`OIDC_USERNAME_CLAIM must be one claim name, got '${claim}'`);
+  const scope = (env.OIDC_SCOPE ?? "").trim().split(/\s+/).filter(Boolean).join(" ");
+  return {
+    issuer: oidcIssuer(issuer),
+    audience,
+    usernameClaims: claim ? [claim] : ["preferred_username", "sub"],
+    clientId: env.OIDC_CLIENT_ID?.trim() || undefined,
+    scope: scope || "openid profile",
+    jwksCooldownSeconds: integer(env, "OIDC_JWKS_COOLDOWN_SECONDS", 30, 0, 3600),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, "PORT", 8000),
@@ -321,5 +375,6 @@ export function loadConfig(env: Env = process.env): Config {
     apqMaxEntries: integer(env, "APQ_MAX_ENTRIES", 10_000, 1),
     ...persistedOperations(env),
     objectStore: objectStore(env),
+    oidc: oidc(env),
   };
 }

@@ -108,7 +108,7 @@ export async function buildServer(services: Services, existing?: Server): Promis
   app.use(oauthRouter(services.oauth, services.config.bodyLimitBytes));
   app.use("/graphql", markRoute("/graphql"));
   app.use(graphql.router);
-  app.use("/dashboard", dashboardRouter());
+  app.use("/dashboard", dashboardRouter(services.oidc));
   app.use(homeRouter({ graphqlIde: services.config.graphqlIde }));
   // A page on another site may not write through REST with the browser's cached credentials
   // (CSRF), refused before any family admits it (the last handler gives the family's body shape).

@@ -9,6 +9,7 @@ import { CREDENTIALS_CHANGED } from "./auth/credential.events.ts";
 import { IdentityCache } from "./auth/identity.cache.ts";
 import { DigestAuth } from "./auth/digest.ts";
 import { OAuthService } from "./auth/oauth.ts";
+import { OidcTokens } from "./auth/oidc.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/client.ts";
 import { PersistedQueryCache } from "./db/persisted-queries.ts";
@@ -47,6 +48,8 @@ export interface Services {
   /** authenticate, rate-limit, map errors: the one admission of every transport */
   admission: Admission;
   oauth: OAuthService;
+  /** the OpenID Connect provider's tokens, with OIDC_ISSUER (the dashboard reads its endpoints) */
+  oidc: OidcTokens | undefined;
   digest: DigestAuth;
   admin: AdminService;
   locationTypes: LocationTypeService;
@@ -96,6 +99,9 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const oauth = new OAuthService(prisma, config, loginThrottle);
   const pubsub = events.pubsub;
   const identities = new IdentityCache(IDENTITY_CACHE);
+  const oidc = config.oidc ? new OidcTokens(config.oidc) : undefined;
+  // its keys fetched ahead of the first token; a provider away at start is only logged
+  oidc?.prefetch();
   const stopForgetting = events.listen(CREDENTIALS_CHANGED, ({ userId }) => identities.forgetUser(userId));
   const blobs = blobStoreOf(config, db);
   const apps = new AppService(prisma, config.appSourceLimitBytes);
@@ -114,8 +120,9 @@ export async function createServices(db: Database, config: Config): Promise<Serv
     db,
     redis,
     pubsub,
-    admission: new Admission(new Authenticator(prisma, config.authRealm, digest, oauth, loginThrottle, identities), rateLimiter),
+    admission: new Admission(new Authenticator(prisma, config.authRealm, digest, oauth, loginThrottle, identities, oidc), rateLimiter),
     oauth,
+    oidc,
     digest,
     admin: new AdminService(prisma, config.authRealm, events),
     locationTypes: new LocationTypeService(prisma),

@@ -6,6 +6,7 @@ import { DigestAuth } from "./digest.ts";
 import type { IdentityCache } from "./identity.cache.ts";
 import { IdentityRepository, type IdentityRow } from "./identity.repository.ts";
 import { OAuthService } from "./oauth.ts";
+import { looksLikeJwt, type OidcTokens } from "./oidc.ts";
 import type { CredentialRef, DomainGrant, Principal } from "./principal.ts";
 import { hashToken, safeEqual, verifyUserPassword } from "./secrets.ts";
 
@@ -30,7 +31,9 @@ export interface Standing {
 
 /**
  * Checks the four schemes of CONTRACT §1 and yields a Principal, or throws a 401 DomainError whose
- * `challenges` go out as WWW-Authenticate headers. A password-bearing scheme (Basic, Digest) is
+ * `challenges` go out as WWW-Authenticate headers. With OIDC_ISSUER, a Bearer value shaped as a JWT
+ * is an OpenID Connect access token of that provider (src/auth/oidc.ts), any other Bearer value one
+ * of our own token endpoint's. A password-bearing scheme (Basic, Digest) is
  * first admitted by the login throttle: over its budget of failures, a 429 RateLimitedError (no
  * challenges), before any password is hashed.
  *
@@ -50,12 +53,19 @@ export class Authenticator {
     private readonly oauth: OAuthService,
     private readonly throttle: LoginThrottle,
     private readonly cache: IdentityCache,
+    private readonly oidc?: OidcTokens,
   ) {
     this.identities = new IdentityRepository(this.prisma);
   }
 
-  challenges(stale = false): string[] {
-    return [`Basic realm="${this.realm}", charset="UTF-8"`, ...this.digest.challenges(stale), `Bearer realm="${this.realm}", scope="access_apis"`];
+  /**
+   * The Basic, Digest and Bearer challenges; a refused bearer token's says why (RFC 6750 §3:
+   * `error="invalid_token"` and an `error_description` free of `"` and `\`).
+   */
+  challenges(stale = false, tokenRefusal?: string): string[] {
+    const bearer = `Bearer realm="${this.realm}", scope="access_apis"`;
+    const bearerChallenge = tokenRefusal === undefined ? bearer : `${bearer}, error="invalid_token", error_description="${tokenRefusal}"`;
+    return [`Basic realm="${this.realm}", charset="UTF-8"`, ...this.digest.challenges(stale), bearerChallenge];
   }
 
   /**
@@ -121,6 +131,9 @@ export class Authenticator {
       }
       case "oauth":
         return this.oauth.accessTokenStands(credential.tokenId);
+      case "oidc":
+        // nothing of it is kept here to revoke: it stands until it expires (the user is checked above)
+        return credential.expiresAt.getTime() > Date.now();
     }
   }
 
@@ -188,10 +201,34 @@ export class Authenticator {
   }
 
   private async bearer(rest: string): Promise<Principal> {
+    if (this.oidc && looksLikeJwt(rest)) return this.oidcBearer(this.oidc, rest);
     const token = rest ? await this.oauth.principalForAccessToken(rest) : null;
     const user = token ? await this.activeUser({ id: token.id }) : null;
     if (!user || !token) throw this.refuse("Invalid or expired token.");
     return this.principal(user, "bearer", { kind: "oauth", tokenId: token.tokenId, expiresAt: token.expiresAt });
+  }
+
+  /**
+   * An OpenID Connect access token: its signature, issuer, audience and expiry checked locally, the
+   * user it names found here (memberships and permissions are ours). A token admitted lately is
+   * found again in the IdentityCache, while it has not expired.
+   */
+  private async oidcBearer(oidc: OidcTokens, token: string): Promise<Principal> {
+    const fingerprint = this.cache.fingerprint("oidc", token);
+    const cached = this.cache.find(fingerprint);
+    if (cached?.credential?.kind === "oidc" && cached.credential.expiresAt.getTime() > Date.now()) return cached;
+    const generation = this.cache.begin();
+    const checked = await oidc.check(token);
+    if (!checked.ok) throw this.refuseToken(checked.description);
+    const user = await this.activeUser({ username: checked.username });
+    if (!user) throw this.refuseToken("The access token names a user who is not known here or is inactive.");
+    const principal = this.principal(user, "bearer", { kind: "oidc", expiresAt: checked.expiresAt });
+    this.cache.remember(generation, fingerprint, principal);
+    return principal;
+  }
+
+  private refuseToken(description: string): DomainError {
+    return new DomainError("UNAUTHENTICATED", description, {}, { "WWW-Authenticate": this.challenges(false, description) });
   }
 }
 

@@ -25,12 +25,14 @@ export interface DomainGrant {
 }
 
 /**
- * An API key by its row; an OAuth access token by its row and expiry; a password (Basic, Digest)
- * by a fingerprint of the stored hash, which changes whenever the password is set.
+ * An API key by its row; an OAuth access token by its row and expiry; an OpenID Connect access
+ * token (a JWT of OIDC_ISSUER, kept nowhere) by its expiry; a password (Basic, Digest) by a
+ * fingerprint of the stored hash, which changes whenever the password is set.
  */
 export type CredentialRef =
   | { kind: "apikey"; keyId: string }
   | { kind: "oauth"; tokenId: string; expiresAt: Date }
+  | { kind: "oidc"; expiresAt: Date }
   | { kind: "password"; fingerprint: string };
 
 /** The permission names of CONTRACT §1, as stored on memberships and given to createUser. */

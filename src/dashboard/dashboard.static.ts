@@ -4,11 +4,16 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type RequestHandler, type Router } from "express";
+import { DomainError, serviceUnavailable } from "../errors.ts";
 
 /**
  * GET /dashboard/ (CONTRACT §7.4): the upload dashboard, a page of static files that speaks only
  * the public GraphQL API. Everything it loads comes from this server: its own files under public/
  * and graphql-ws's browser client straight from node_modules (an ES module, so no build step).
+ *
+ * With OIDC_ISSUER and OIDC_CLIENT_ID the page also signs in through the identity provider (the
+ * authorization code flow with PKCE, public/oidc.js): `config.json` tells it the provider's
+ * endpoints, and the page may then call the provider's token endpoint as well as this server.
  */
 
 const PUBLIC_DIR = fileURLToPath(new URL("./public/", import.meta.url));
@@ -29,25 +34,49 @@ function importMapHash(): string {
 }
 
 /**
- * The page talks to its own origin only (fetch and WebSocket on /graphql); no other inline script,
- * no inline style, no framing (clickjacking), no referrer.
+ * The page talks to its own origin only (fetch and WebSocket on /graphql), and to the identity
+ * provider's token endpoint when it signs in there; no other inline script, no inline style, no
+ * framing (clickjacking), no referrer (the provider's one-time code is in the page's address).
  */
-const contentSecurityPolicy = () =>
+const contentSecurityPolicy = (scriptSrc: string, tokenEndpoint: string | undefined) =>
   [
     "default-src 'none'",
-    `script-src 'self' ${importMapHash()}`,
+    scriptSrc,
     "style-src 'self'",
     "img-src 'self' data:",
-    "connect-src 'self'",
+    tokenEndpoint ? `connect-src 'self' ${new URL(tokenEndpoint).origin}` : "connect-src 'self'",
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",
   ].join("; ");
 
-function securityHeaders(policy: string): RequestHandler {
-  return (_req, res, next) => {
+/** The provider's endpoints the page needs (src/auth/oidc.ts reads them from its discovery document). */
+interface ProviderMetadata {
+  authorizationEndpoint: string | undefined;
+  tokenEndpoint: string | undefined;
+}
+
+/**
+ * The dashboard's sign-in through OIDC_ISSUER (src/auth/oidc.ts's OidcTokens): the public
+ * client's settings, and the provider's metadata or the DomainError (503) of a provider away.
+ */
+interface DashboardOidc {
+  settings: { issuer: string; clientId: string | undefined; scope: string };
+  metadata(): Promise<ProviderMetadata>;
+}
+
+/** The provider's metadata when the dashboard signs in there and it can be read; else undefined. */
+async function signInMetadata(oidc: DashboardOidc | undefined): Promise<ProviderMetadata | undefined> {
+  if (!oidc?.settings.clientId) return undefined;
+  return oidc.metadata().catch(() => undefined);
+}
+
+function securityHeaders(oidc: DashboardOidc | undefined): RequestHandler {
+  const scriptSrc = `script-src 'self' ${importMapHash()}`;
+  return async (_req, res, next) => {
+    const metadata = await signInMetadata(oidc);
     res.set({
-      "Content-Security-Policy": policy,
+      "Content-Security-Policy": contentSecurityPolicy(scriptSrc, metadata?.tokenEndpoint),
       "X-Content-Type-Options": "nosniff",
       "Referrer-Policy": "no-referrer",
       // a new version of the page is picked up at the next load
@@ -57,12 +86,37 @@ function securityHeaders(policy: string): RequestHandler {
   };
 }
 
+/**
+ * GET config.json: `{"oidc": null}` when the dashboard does not sign in through a provider; else
+ * the provider's issuer and endpoints and the public client's id and scopes. A provider out of
+ * reach: 503 `{"error"}`, and the page offers the other sign-ins.
+ */
+function signInSettings(oidc: DashboardOidc | undefined): RequestHandler {
+  return async (_req, res) => {
+    if (!oidc?.settings.clientId) return void res.json({ oidc: null });
+    let metadata: ProviderMetadata;
+    try {
+      metadata = await oidc.metadata();
+    } catch (error) {
+      const refusal = error instanceof DomainError ? error : serviceUnavailable();
+      return void res.status(refusal.status).set(refusal.headers).json({ error: refusal.message });
+    }
+    const { issuer, clientId, scope } = oidc.settings;
+    const { authorizationEndpoint, tokenEndpoint } = metadata;
+    if (!authorizationEndpoint || !tokenEndpoint) {
+      return void res.status(503).json({ error: "The identity provider's discovery document names no authorization or token endpoint." });
+    }
+    res.json({ oidc: { issuer, clientId, scope, authorizationEndpoint, tokenEndpoint } });
+  };
+}
+
 const onlyClientFiles: RequestHandler = (req, _res, next) => (GRAPHQL_WS_CLIENT_FILE.test(req.path) ? next() : next("router"));
 
-export function dashboardRouter(): Router {
+export function dashboardRouter(oidc?: DashboardOidc): Router {
   const statics = { index: "index.html", fallthrough: true, dotfiles: "ignore" } as const;
   const router = express.Router();
-  router.use(securityHeaders(contentSecurityPolicy()));
+  router.use(securityHeaders(oidc));
+  router.get("/config.json", signInSettings(oidc));
   router.use("/vendor/graphql-ws", onlyClientFiles, express.static(GRAPHQL_WS_DIR, { index: false, dotfiles: "ignore" }));
   router.use(express.static(PUBLIC_DIR, statics));
   return router;

@@ -15,7 +15,7 @@ import type { ConnectionLog } from "../observability/websocket-log.ts";
  *
  * A socket stands while its credential does. It is re-checked on each subscribe message, when a
  * "credentials changed" event names its user (from any process), every WS_RECHECK_SECONDS, and an
- * OAuth token's socket at the token's expiry. When the credential, the user or the superuser flag
+ * access token's socket (OAuth, OpenID Connect) at the token's expiry. When the credential, the user or the superuser flag
  * is gone, or the permissions change in a domain that one of its live subscriptions names, the
  * socket is closed with 4403 Forbidden: its subscriptions end, and a client reconnects with
  * credentials that stand (graphql-ws retries after 4403, re-reading `connectionParams`).
@@ -189,10 +189,10 @@ export class WsSessions {
     return false;
   }
 
-  /** An OAuth token's socket ends when the token does. */
+  /** An access token's socket (OAuth, OpenID Connect) ends when the token does. */
   private armExpiry(session: Session): void {
     const credential = session.principal.credential;
-    if (credential?.kind !== "oauth") return;
+    if (credential?.kind !== "oauth" && credential?.kind !== "oidc") return;
     const wait = credential.expiresAt.getTime() - Date.now();
     if (wait <= 0) {
       this.forbid(session, TOKEN_EXPIRED);

@@ -14,8 +14,8 @@ const CHROMIUM = "/usr/bin/chromium";
 
 export interface TestBrowser {
   browser: Browser;
-  /** a new tab on `origin`, every request elsewhere blocked */
-  open(origin: string): Promise<Page>;
+  /** a new tab on `origin`, every request elsewhere (but to the `also` origins: an identity provider's) blocked */
+  open(origin: string, also?: string[]): Promise<Page>;
   /** requests that tried to leave the server under test */
   blocked: string[];
   /** uncaught errors in any of the pages */
@@ -44,11 +44,12 @@ export async function launchBrowser(): Promise<TestBrowser> {
     blocked,
     pageErrors,
     consoleErrors,
-    async open(origin) {
+    async open(origin, also = []) {
       const page = await browser.newPage();
       await page.setRequestInterception(true);
+      const allowed = [origin, ...also].map((o) => `${o}/`);
       page.on("request", (request) => {
-        if (request.url().startsWith(`${origin}/`)) return void request.continue();
+        if (allowed.some((prefix) => request.url().startsWith(prefix))) return void request.continue();
         blocked.push(request.url());
         void request.abort("blockedbyclient");
       });

@@ -45,11 +45,18 @@ describe("GET /dashboard/", () => {
   });
 
   it("serves the page's modules as JavaScript", async () => {
-    for (const file of ["dashboard.js", "api.js", "documents.js", "jobs.js", "text.js"]) {
+    for (const file of ["dashboard.js", "api.js", "documents.js", "jobs.js", "text.js", "oidc.js"]) {
       const res = await app.http().get(`/dashboard/${file}`);
       expect(res.status).toBe(200);
       expect(res.headers["content-type"]).toBe("text/javascript; charset=utf-8");
     }
+  });
+
+  it("config.json: without OIDC_ISSUER and OIDC_CLIENT_ID the page offers no provider sign-in", async () => {
+    const res = await app.http().get("/dashboard/config.json");
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ oidc: null });
+    expect(res.headers["content-security-policy"]).toContain("connect-src 'self';");
   });
 
   it("serves graphql-ws's browser client and the chunk it imports, and no other file of the package", async () => {

@@ -2,6 +2,7 @@
 import { openFeed, request, subscribe, upload } from "./api.js";
 import { APPS, FEED, JOB, JOBS, ME, UPLOAD } from "./documents.js";
 import { JobList } from "./jobs.js";
+import { finishSignIn, oidcSettings, startSignIn } from "./oidc.js";
 import { setText, shown } from "./text.js";
 
 const PAGE_SIZE = 20;
@@ -12,11 +13,21 @@ const PAGE_SIZE = 20;
  * is open, and a reload asks for it again.
  */
 const STORAGE_KEY = "dashboard.authorization";
+/** when the stored credential stops working (ms since the epoch): an identity provider's access token expires */
+const EXPIRY_KEY = "dashboard.expiresAt";
+/**
+ * The server closes the feed (4403) at the token's expiry by its own clock, a little before the
+ * expiry the page computed when the token arrived: a refusal this close to it is the expiry.
+ */
+const EXPIRY_MARGIN_MS = 5000;
 
 const $ = (id) => document.getElementById(id);
 
 const session = {
   authorization: null,
+  /** when the access token expires (ms since the epoch), and the timer that signs the page out then */
+  expiresAt: null,
+  expiryTimer: null,
   /** the feed's graphql-ws client, one per sign-in */
   feed: null,
   unsubscribe: null,
@@ -68,11 +79,18 @@ function credentialFrom(form) {
     : { authorization: `ApiKey ${username}:${secret}`, storable: true };
 }
 
-async function signIn({ authorization, storable }) {
+/** `expiresAt`: when the credential expires (an access token), in ms since the epoch; null for none. */
+async function signIn({ authorization, storable, expiresAt = null }) {
   const { me } = await request(authorization, ME);
   session.authorization = authorization;
   if (storable) sessionStorage.setItem(STORAGE_KEY, authorization);
   else sessionStorage.removeItem(STORAGE_KEY);
+  session.expiresAt = expiresAt;
+  if (expiresAt) {
+    sessionStorage.setItem(EXPIRY_KEY, String(expiresAt));
+    // setTimeout's longest wait is about 24.8 days; a token lives far less
+    session.expiryTimer = setTimeout(expired, Math.min(expiresAt - Date.now(), 2 ** 31 - 1));
+  } else sessionStorage.removeItem(EXPIRY_KEY);
   setText($("session-user"), me.username);
   $("session").hidden = false;
   $("sign-in").hidden = true;
@@ -93,14 +111,29 @@ async function openFirstDomain(me) {
 function signOut() {
   closeDomain();
   session.feed?.dispose();
-  Object.assign(session, { authorization: null, feed: null, domain: null });
+  clearTimeout(session.expiryTimer);
+  Object.assign(session, { authorization: null, feed: null, domain: null, expiresAt: null, expiryTimer: null });
   sessionStorage.removeItem(STORAGE_KEY);
+  sessionStorage.removeItem(EXPIRY_KEY);
   $("session").hidden = true;
   $("workspace").hidden = true;
   $("sign-in").hidden = false;
   clearError();
   setFeedStatus("idle", "Live updates: off");
   $("username").focus();
+}
+
+/** An access token's end: the page signs out and says why, rather than failing request by request. */
+function expired() {
+  signOut();
+  showError("Your sign-in has expired: sign in again.");
+}
+
+/** The feed refused (a closed socket, a subscription error): at the token's expiry that is the expiry. */
+function feedRefused(error) {
+  if (!session.authorization) return; // signed out meanwhile
+  if (session.expiresAt && Date.now() >= session.expiresAt - EXPIRY_MARGIN_MS) return expired();
+  showError(error);
 }
 
 // --- the domain -----------------------------------------------------------------------------------
@@ -140,7 +173,7 @@ async function openDomain(domain) {
   closeDomain();
   session.domain = domain;
   // the feed first, so that no change between the first read and the subscription is missed
-  session.unsubscribe = subscribe(session.feed, FEED, { domain }, ({ multimediaJobs: job }) => onJobChanged(job), showError);
+  session.unsubscribe = subscribe(session.feed, FEED, { domain }, ({ multimediaJobs: job }) => onJobChanged(job), feedRefused);
   await Promise.all([loadJobs(), loadApps(domain)]);
 }
 
@@ -187,7 +220,7 @@ function onFeedState(state, detail) {
     if (detail && session.domain) loadJobs().catch(showError);
   } else if (state === "refused") {
     setFeedStatus("off", "Live updates: refused");
-    showError(detail);
+    feedRefused(detail);
   } else {
     setFeedStatus("connecting", "Live updates: connecting…");
   }
@@ -293,12 +326,43 @@ $("upload-form").addEventListener(
 $("file").addEventListener("change", showChosenFile);
 wireDropZone($("drop-zone"), $("file"));
 
-// a reload of the tab keeps an API key's session (sessionStorage); a refused credential is forgotten
-const saved = sessionStorage.getItem(STORAGE_KEY);
-if (saved) {
-  const forget = (error) => {
-    sessionStorage.removeItem(STORAGE_KEY);
-    throw error;
-  };
-  signIn({ authorization: saved, storable: true }).then(openFirstDomain, forget).catch(showError);
+/** With an identity provider: its sign-in button, and the way back from it (a code in the address). */
+async function offerProviderSignIn() {
+  const settings = await oidcSettings().catch((error) => {
+    showError(error);
+    return null;
+  });
+  if (!settings) return null;
+  $("oidc-sign-in").hidden = false;
+  $("oidc-button").addEventListener(
+    "click",
+    guarded(() => startSignIn(settings)),
+  );
+  return finishSignIn(settings);
 }
+
+/** A reload of the tab keeps an API key's or access token's session (sessionStorage); a refused or expired one is forgotten. */
+async function resumeSession() {
+  const saved = sessionStorage.getItem(STORAGE_KEY);
+  if (!saved) return;
+  const expiresAt = Number(sessionStorage.getItem(EXPIRY_KEY)) || null;
+  let me;
+  try {
+    if (expiresAt && expiresAt <= Date.now()) throw new Error("Your sign-in has expired: sign in again.");
+    me = await signIn({ authorization: saved, storable: true, expiresAt });
+  } catch (error) {
+    sessionStorage.removeItem(STORAGE_KEY);
+    sessionStorage.removeItem(EXPIRY_KEY);
+    throw error;
+  }
+  await openFirstDomain(me);
+}
+
+async function start() {
+  const token = await offerProviderSignIn();
+  if (!token) return resumeSession();
+  clearError();
+  await openFirstDomain(await signIn({ authorization: `Bearer ${token.accessToken}`, storable: true, expiresAt: token.expiresAt }));
+}
+
+start().catch(showError);
