@@ -308,7 +308,7 @@ export class CaseResolver {
     return {
       matchingRecords: entries.length - missing,
       missingRecords: missing,
-      entries: entries.map((e) => ({ by: e.by, requestedId: e.id, id: e.id, case: e.record ? toNode(e.record) : null })),
+      entries: entries.map((e) => ({ by: e.by, requestedId: e.id, case: e.record ? toNode(e.record) : null })),
     };
   }
 
@@ -473,7 +473,7 @@ export class CaseResolver {
   @FieldResolver(() => ActorType, { nullable: true, description: "Who submitted the form that created the case; null when that form is not stored." })
   async openedBy(@Root() c: CaseNode, @Ctx() ctx: GraphQLContext): Promise<ActorType | null> {
     const [first] = await ctx.loaders.cases.forms(c.domain, c.caseId, 1);
-    return first ? { userId: first.userId, id: first.userId, username: first.username } : null;
+    return first ? { userId: first.userId, username: first.username } : null;
   }
 }
 

@@ -2,7 +2,7 @@ import { JSONObjectScalar } from "../graphql/scalars.ts";
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
 import { connectionTypes } from "../graphql/connection.ts";
 import { DateRangeInput } from "../graphql/date-range.types.ts";
-import { NodeInterface, notAGlobalId } from "../graphql/node.ts";
+import { NodeInterface } from "../graphql/node.ts";
 
 /**
  * GraphQL shapes of the Case API. The resolver maps the inputs straight into the typed commands
@@ -163,9 +163,6 @@ export class ActorType {
   @Field(() => ID, { description: "The user's id (the form's `userId`)." })
   userId!: string;
 
-  @Field(() => ID, { description: "The user's id, as `userId`.", deprecationReason: notAGlobalId("userId") })
-  id!: string;
-
   @Field(() => String, { description: "The user's username." })
   username!: string;
 }
@@ -217,13 +214,6 @@ export class CaseFetchEntryType {
 
   @Field(() => String, { description: "The id as requested." })
   requestedId!: string;
-
-  @Field(() => String, {
-    description:
-      "The id as requested, as `requestedId`: the same for every entry that requested it (duplicates, or as a case id and an external id).",
-    deprecationReason: notAGlobalId("requestedId"),
-  })
-  id!: string;
 
   @Field(() => CaseType, { nullable: true, description: 'The case it names; null when none (REST\'s `{"error": "not found"}` stub).' })
   case!: CaseType | null;

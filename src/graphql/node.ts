@@ -50,14 +50,6 @@ export abstract class NodeInterface {
   id!: string;
 }
 
-/**
- * Why an `id` field that is not a global id is deprecated (kept for the clients that select it):
- * normalised caches take every `id` for an object's identity and merge the objects that share one.
- * A value that is not an object of its own names its id for what it is (`replacement`) instead.
- */
-export const notAGlobalId = (replacement: string): string =>
-  `Not a global id: normalised caches (Apollo Client, Relay, urql graphcache) take every \`id\` for one and merge the objects that share it. Use \`${replacement}\`.`;
-
 /** The global id of an object: opaque to clients (base64url), stable for the object's life. */
 export function globalId(type: NodeTypeName, domain: string, key: string): string {
   return Buffer.from(JSON.stringify([type, domain, key])).toString("base64url");

@@ -64,7 +64,7 @@ const Relations = graphql(`
 const ByIds = graphql(`
   query GqlByIds($domain: String!, $caseIds: [String!], $externalIds: [String!]) {
     casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) {
-      matchingRecords missingRecords entries { by id case { caseName } }
+      matchingRecords missingRecords entries { by requestedId case { caseName } }
     }
   }
 `);
@@ -227,9 +227,9 @@ describe("case queries and mutations", () => {
       matchingRecords: 2,
       missingRecords: 1,
       entries: [
-        { by: "case_id", id: parent.case_id, case: { caseName: "P" } },
-        { by: "case_id", id: "nope", case: null },
-        { by: "external_id", id: "ext-p", case: { caseName: "P" } },
+        { by: "case_id", requestedId: parent.case_id, case: { caseName: "P" } },
+        { by: "case_id", requestedId: "nope", case: null },
+        { by: "external_id", requestedId: "ext-p", case: { caseName: "P" } },
       ],
     });
     const byExternal = await gql(app, editor.authorization, ByExternal, { domain: "demo", externalId: "ext-p" });

@@ -51,7 +51,7 @@ afterAll(async () => {
 
 const FULL_CASE = `id caseId caseName caseType closed dateClosed dateOpened domain externalId indexedOn lastModified ownerId
   properties serverLastModified indices { name caseType caseId relationship } parent { caseId caseName } children { caseId }
-  openedBy { id username }`;
+  openedBy { userId username }`;
 
 const DOCUMENTS: [string, string, Record<string, unknown>?][] = [
   [

@@ -10,8 +10,8 @@ import { errorCodes, gql } from "../helpers/graphql.ts";
  * CONTRACT §7.3 global object identification, for every `id` of the schema: normalised client
  * caches (Apollo's InMemoryCache, Relay, urql graphcache) take any `id` for an object's identity.
  * An entity's `id` is its Node global id (`ApiKey` too); a value that is no object of its own
- * names its id for what it is (`CaseFetchEntry.requestedId`, `Actor.userId`), its old `id`
- * deprecated for the clients that select it. Apollo Client's own cache over these answers:
+ * names its id for what it is (`CaseFetchEntry.requestedId`, `Actor.userId`) and has no `id`:
+ * their old non-unique `id` fields are gone. Apollo Client's own cache over these answers:
  * test/clients/apollo-ids.test.ts.
  */
 
@@ -37,12 +37,12 @@ const ApiKeyNode = graphql(`
 `);
 const CreateCase = graphql(`
   mutation GlobalIdsCreateCase($domain: String!, $input: CaseInput!) {
-    createCase(domain: $domain, input: $input) { case { caseId externalId openedBy { userId id username } } }
+    createCase(domain: $domain, input: $input) { case { caseId externalId openedBy { userId username } } }
   }
 `);
 const FetchEntries = graphql(`
   query GlobalIdsFetchEntries($domain: String!, $caseIds: [String!], $externalIds: [String!]) {
-    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) { entries { by requestedId id case { caseId } } }
+    casesByIds(domain: $domain, caseIds: $caseIds, externalIds: $externalIds) { entries { by requestedId case { caseId } } }
   }
 `);
 const FormOfCase = graphql(`
@@ -64,7 +64,7 @@ beforeAll(async () => {
 afterAll(() => app?.close());
 
 describe("CONTRACT §7.3: every `id` is a global id", () => {
-  it("§7.3: every type with an `id` implements Node, or its `id` is deprecated for a field named for what it is", async () => {
+  it("§7.3: every type with an `id` (or `_id`) implements Node; values that are no object of their own have none", async () => {
     const schema = await buildGatewaySchema();
     const node = schema.getType("Node");
     expect(isInterfaceType(node)).toBe(true);
@@ -75,18 +75,19 @@ describe("CONTRACT §7.3: every `id` is a global id", () => {
       // Apollo's and urql's caches also key by `_id`
       for (const name of ["id", "_id"]) {
         const field = fields[name];
-        if (!field || field.deprecationReason) continue;
+        if (!field) continue;
         if (!isObjectType(type) || !type.getInterfaces().some((i) => i.name === "Node")) notGlobal.push(`${type.name}.${name}`);
       }
     }
     expect(notGlobal).toEqual([]);
-    // the deprecated ones, each with the field that replaces it
-    const replaced = (type: string) => {
+    const fieldsOf = (type: string) => {
       const found = schema.getType(type);
-      return isObjectType(found) ? found.getFields().id?.deprecationReason : undefined;
+      return isObjectType(found) ? Object.keys(found.getFields()) : [];
     };
-    expect(replaced("CaseFetchEntry")).toContain("`requestedId`");
-    expect(replaced("Actor")).toContain("`userId`");
+    expect(fieldsOf("CaseFetchEntry")).toEqual(expect.arrayContaining(["requestedId"]));
+    expect(fieldsOf("CaseFetchEntry")).not.toContain("id");
+    expect(fieldsOf("Actor")).toEqual(expect.arrayContaining(["userId"]));
+    expect(fieldsOf("Actor")).not.toContain("id");
   });
 
   it("§7.3: an API key's id is a global id that node(id) fetches for a superuser, and null for anyone else", async () => {
@@ -114,7 +115,7 @@ describe("CONTRACT §7.3: every `id` is a global id", () => {
     expect(errorCodes(wrongType.body)).toEqual(["NOT_FOUND"]);
   });
 
-  it("§7.3: casesByIds entries name the id they requested `requestedId` (the deprecated `id` says the same)", async () => {
+  it("§7.3: casesByIds entries name the id they requested `requestedId`, no `id` a cache would merge them by", async () => {
     const written = await gql(app, editor.authorization, CreateCase, {
       domain: "demo",
       input: { caseType: "t", caseName: "hh", ownerId: "o", externalId: "hh-001" },
@@ -122,16 +123,16 @@ describe("CONTRACT §7.3: every `id` is a global id", () => {
     const { caseId } = written.body.data!.createCase.case;
     const res = await gql(app, editor.authorization, FetchEntries, { domain: "demo", caseIds: ["hh-001"], externalIds: ["hh-001"] });
     expect(res.body.data!.casesByIds.entries).toEqual([
-      { by: "case_id", requestedId: "hh-001", id: "hh-001", case: null },
-      { by: "external_id", requestedId: "hh-001", id: "hh-001", case: { caseId } },
+      { by: "case_id", requestedId: "hh-001", case: null },
+      { by: "external_id", requestedId: "hh-001", case: { caseId } },
     ]);
   });
 
-  it("§7.3: openedBy names the user by `userId`, the form's userId (the deprecated `id` says the same)", async () => {
+  it("§7.3: openedBy names the user by `userId`, the form's userId", async () => {
     const written = await gql(app, editor.authorization, CreateCase, { domain: "demo", input: { caseType: "t", caseName: "by", ownerId: "o" } });
     const { caseId, openedBy } = written.body.data!.createCase.case;
     const forms = await gql(app, editor.authorization, FormOfCase, { domain: "demo", caseId });
     const [form] = forms.body.data!.case!.forms;
-    expect(openedBy).toEqual({ userId: form.userId, id: form.userId, username: editor.username });
+    expect(openedBy).toEqual({ userId: form.userId, username: editor.username });
   });
 });

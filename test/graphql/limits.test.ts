@@ -34,7 +34,7 @@ const fragmentBlowUp = (levels: number) =>
   `{ ...F0 } ${Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(" ")} fragment F${levels} on Query { __typename }`;
 
 const FULL_CASE =
-  "caseId caseName caseType closed dateClosed dateOpened domain externalId indexedOn indices { name caseType caseId relationship } lastModified openedBy { id username } ownerId properties serverLastModified";
+  "caseId caseName caseType closed dateClosed dateOpened domain externalId indexedOn indices { name caseType caseId relationship } lastModified openedBy { userId username } ownerId properties serverLastModified";
 
 /** A case id that names no case. */
 const HUB_ID = "00000000-0000-4000-8000-000000000000";
