@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from "express";
 import type { Admission } from "./admission/admission.ts";
@@ -14,7 +14,7 @@ import { corsPolicy } from "./rest/cors.ts";
 import { refuseCrossSiteWrites } from "./rest/cross-site.ts";
 import { admit } from "./rest/middleware.ts";
 import { caseRouter } from "./cases/case.rest.ts";
-import { dashboardRouter } from "./dashboard/dashboard.static.ts";
+import { dashboardRouter, ideSignInThroughProvider } from "./dashboard/dashboard.static.ts";
 import { homeRouter } from "./home/home.rest.ts";
 import { appRouter } from "./apps/app.rest.ts";
 import { multimediaRouter } from "./multimedia/multimedia.rest.ts";
@@ -98,7 +98,15 @@ export async function buildServer(services: Services, existing?: Server): Promis
   // REST, GraphQL over HTTP and WebSocket pass through one admission (and share one rate limit)
   const { admission } = services;
   const { publicUrl, corsOrigins } = services.config;
-  const graphql: GraphQLEndpoint = await createGraphQLEndpoint(schema, services, httpServer, admission, (request) => upgradeAddress(app, request));
+  const addressOf = (request: IncomingMessage) => upgradeAddress(app, request);
+  const graphql: GraphQLEndpoint = await createGraphQLEndpoint(
+    schema,
+    services,
+    httpServer,
+    admission,
+    addressOf,
+    ideSignInThroughProvider(services.oidc),
+  );
 
   // CORS first: a listed origin's preflight is answered before any authentication, and every
   // answer to it (errors too) carries its Access-Control-Allow-Origin

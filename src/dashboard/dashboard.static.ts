@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type RequestHandler, type Router } from "express";
 import { DomainError, serviceUnavailable } from "../errors.ts";
+import type { IdeExternalSignIn } from "../graphql/ide/ide.ts";
 
 /**
  * GET /dashboard/ (CONTRACT §7.4): the upload dashboard, a page of static files that speaks only
@@ -107,6 +108,23 @@ function signInSettings(oidc: DashboardOidc | undefined): RequestHandler {
       return void res.status(503).json({ error: "The identity provider's discovery document names no authorization or token endpoint." });
     }
     res.json({ oidc: { issuer, clientId, scope, authorizationEndpoint, tokenEndpoint } });
+  };
+}
+
+/**
+ * The GraphQL IDE's button for the same sign-in (public/ide-sign-in.js, the same code + PKCE
+ * flow): offered when the dashboard signs in through the provider. The IDE's page (/graphql) is
+ * then a redirect URI the provider must know for OIDC_CLIENT_ID, beside /dashboard/.
+ */
+export function ideSignInThroughProvider(oidc: DashboardOidc | undefined): IdeExternalSignIn | undefined {
+  if (!oidc?.settings.clientId) return undefined;
+  return {
+    label: "Sign in with your organisation's account",
+    module: "/dashboard/ide-sign-in.js",
+    connectTo: async () => {
+      const tokenEndpoint = (await signInMetadata(oidc))?.tokenEndpoint;
+      return tokenEndpoint ? [new URL(tokenEndpoint).origin] : [];
+    },
   };
 }
 

@@ -8,6 +8,7 @@ import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
 import type { ResolverServices } from "../graphql/context.ts";
 import { createHttpEndpoint } from "../graphql/http.ts";
+import type { IdeExternalSignIn } from "../graphql/ide/ide.ts";
 import { loadTrustedDocuments } from "../graphql/trusted-documents.ts";
 import { createWsEndpoint } from "../graphql/ws.ts";
 import { createContext } from "./context.ts";
@@ -21,7 +22,8 @@ export interface GraphQLEndpoint {
 /**
  * GraphQL on /graphql over HTTP (Apollo: http.ts) and over WebSocket (graphql-ws: ws.ts), both
  * admitted by the one admission pipeline and held to the same limits. `services` only builds each
- * request's context (resolvers reach the domain through it).
+ * request's context (resolvers reach the domain through it); `ideSignIn` is a sign-in the IDE
+ * offers beside its own form.
  */
 export async function createGraphQLEndpoint(
   schema: GraphQLSchema,
@@ -29,6 +31,7 @@ export async function createGraphQLEndpoint(
   httpServer: Server,
   admission: Admission,
   addressOf: (request: IncomingMessage) => string | undefined,
+  ideSignIn?: IdeExternalSignIn,
 ): Promise<GraphQLEndpoint> {
   const { graphqlMaxResultObjects: maxObjects, graphqlMaxExecutionMs: maxMs, graphqlMaxResultBytes: maxBytes } = services.config;
   const context = (principal: Principal) => createContext(principal, services, { maxObjects, maxMs, maxBytes });
@@ -37,7 +40,7 @@ export async function createGraphQLEndpoint(
   const { pubsub, config, persistedQueries } = services;
   const options = { schema, httpServer, admission, pubsub, config, addressOf, context, persistedQueries, trustedDocuments };
   const ws = createWsEndpoint(options);
-  const http = await createHttpEndpoint(options);
+  const http = await createHttpEndpoint({ ...options, ideSignIn });
   return {
     router: http.router,
     async dispose() {

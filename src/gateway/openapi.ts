@@ -64,8 +64,9 @@ export const openApiDocument = {
       bearer: {
         type: "http",
         scheme: "bearer",
-        bearerFormat: "opaque",
-        description: "OAuth 2.0 access token from POST /oauth/token (scope `access_apis`).",
+        bearerFormat: "opaque or JWT",
+        description:
+          "OAuth 2.0 access token from POST /oauth/token (scope `access_apis`), or, when `OIDC_ISSUER` is set, a JWT access token from that OpenID provider naming a user of this service.",
       },
     },
   },

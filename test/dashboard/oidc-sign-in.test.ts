@@ -14,6 +14,7 @@ import { launchBrowser, type TestBrowser } from "./browser.ts";
 
 declare const document: any;
 declare const sessionStorage: { getItem(key: string): string | null };
+declare const location: { href: string };
 
 const NORTH = "north";
 const AUDIENCE = "https://gateway.example.test/api";
@@ -39,6 +40,7 @@ beforeAll(async () => {
   });
   origin = await app.server.listen(0, "127.0.0.1");
   idp.allowDashboard(`${origin}/dashboard/`);
+  idp.allowDashboard(`${origin}/graphql`);
   await createDomain(app, NORTH);
   const alice = await createUser(app, { username: "alice", domain: NORTH, permissions: ["access_api", "edit_apps"] });
   const appId = await createApp(app, alice.authorization, NORTH, appSource({ paths: ["jr://file/commcare/image/clinic.png"] }), "Clinic forms");
@@ -141,5 +143,51 @@ describe("GET /dashboard/ with OIDC_ISSUER and OIDC_CLIENT_ID", () => {
     } finally {
       idp.setAccessTokenTtl(300);
     }
+  });
+});
+
+describe("GET /graphql (the IDE) with OIDC_ISSUER and OIDC_CLIENT_ID", () => {
+  it("CONTRACT §7.3 IDE: signs in through the provider (the dashboard's code flow with PKCE, back to /graphql), then opens with the schema and an example query", async () => {
+    const page = await browser.open(origin, [idp.issuer]);
+    const opened = await page.goto(`${origin}/graphql`, { waitUntil: "domcontentloaded" });
+    // the page may call the provider's token endpoint, and nothing else outside this server
+    expect(opened!.headers()["content-security-policy"]).toContain(`connect-src 'self' ${idp.issuer};`);
+    await page.waitForSelector("#ide-external-button", { ...WAIT, visible: true });
+    expect(await page.$eval("#ide-external-button", (node: any) => node.textContent)).toBe("Sign in with your organisation's account");
+
+    const visited: string[] = [];
+    page.on("request", (request) => {
+      if (request.isNavigationRequest()) visited.push(request.url());
+    });
+    await Promise.all([page.waitForNavigation(), page.click("#ide-external-button")]);
+    // a browser the provider already knows (the dashboard's tests signed in) comes straight back;
+    // a new one logs in and consents first
+    await page.waitForFunction(
+      (home: string) => location.href.startsWith(home) || document.querySelector('input[name="login"], input[name="prompt"]'),
+      WAIT,
+      `${origin}/graphql`,
+    );
+    if (await page.$('input[name="login"]')) {
+      await page.type('input[name="login"]', "alice@idp");
+      await page.type('input[name="password"]', "any password");
+      await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+    }
+    if (await page.$('input[name="prompt"][value="consent"]')) {
+      await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+    }
+
+    await page.waitForFunction(() => document.getElementById("ide-user")?.textContent === "alice", WAIT);
+    expect(visited.some((url) => url.startsWith(`${idp.issuer}/`))).toBe(true);
+    // the one-time code left the address; the pending sign-in (the PKCE verifier) is gone once used
+    expect(page.url()).toBe(`${origin}/graphql`);
+    expect(await page.evaluate(() => sessionStorage.getItem("dashboard.oidc.pending"))).toBeNull();
+    // the IDE started with the token: its example query is in the editor and the schema loaded
+    await page.waitForFunction(() => document.querySelector(".graphiql-query-editor .view-lines")?.textContent?.includes("Example"), WAIT);
+    await page.click('.graphiql-sidebar button[aria-label="Show Documentation Explorer"]');
+    await page.waitForFunction(() => /query: ?Query/.test(document.querySelector(".graphiql-doc-explorer")?.textContent ?? ""), WAIT);
+    // a token is never kept in the tab's storage: a reload asks again
+    expect(await page.evaluate(() => sessionStorage.getItem("graphql-ide.authorization"))).toBeNull();
+    expect(browser.pageErrors).toEqual([]);
+    await page.close();
   });
 });

@@ -66,7 +66,7 @@ describe("CONTRACT §7.3 GraphQL IDE", () => {
   });
 
   it("CONTRACT §7.3 IDE: another sign-in (e.g. OpenID Connect's browser flow) plugs in as a module: its button's label, its module, and the origins it may reach", async () => {
-    const signIn = { label: "Sign in with Example ID", module: "/oidc/ide-sign-in.js", connectTo: ["https://id.example.org"] };
+    const signIn = { label: "Sign in with Example ID", module: "/oidc/ide-sign-in.js", connectTo: async () => ["https://id.example.org"] };
     const res = await request(express().use(graphqlIde(undefined, signIn)))
       .get("/graphql")
       .set("Accept", BROWSER_ACCEPT);

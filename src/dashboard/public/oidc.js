@@ -6,11 +6,14 @@
 /** this tab's pending sign-in: the PKCE verifier and the state that must come back */
 const PENDING_KEY = "dashboard.oidc.pending";
 
-/** The provider's settings from the server, or null when the dashboard does not sign in there. */
-export async function oidcSettings() {
+/**
+ * The provider's settings from the server, or null when the dashboard does not sign in there.
+ * `configUrl`: the dashboard's config.json, for a page elsewhere on the server (the GraphQL IDE).
+ */
+export async function oidcSettings(configUrl = new URL("config.json", location.href)) {
   let response;
   try {
-    response = await fetch(new URL("config.json", location.href), { credentials: "omit" });
+    response = await fetch(configUrl, { credentials: "omit" });
   } catch {
     throw new Error("Cannot reach the server: check the connection and try again.");
   }

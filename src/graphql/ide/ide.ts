@@ -39,13 +39,13 @@ const OWN_FILES = new Map<string, { type: string; content: Buffer }>(
 export interface IdeExternalSignIn {
   /** the button's text, e.g. "Sign in with Example ID" */
   label: string;
-  /** the module's URL path on this server */
+  /** the module's path on this server, from its root (PUBLIC_URL's path goes before it) */
   module: string;
-  /** origins the module must reach with fetch (e.g. the provider's token endpoint) */
-  connectTo?: readonly string[];
+  /** origins the module must reach with fetch (e.g. the provider's token endpoint), asked at each page load */
+  connectTo?: () => Promise<readonly string[]>;
 }
 
-const contentSecurityPolicy = (signIn: IdeExternalSignIn | undefined) =>
+const contentSecurityPolicy = (connectTo: readonly string[]) =>
   [
     "default-src 'self'",
     // Ruru's theme and layout set-up is an inline script
@@ -55,7 +55,7 @@ const contentSecurityPolicy = (signIn: IdeExternalSignIn | undefined) =>
     "font-src 'self' data:",
     // Monaco's editor workers; WebSocket to this server ('self' covers ws: and wss: of the same host)
     "worker-src 'self' blob:",
-    ["connect-src 'self'", ...(signIn?.connectTo ?? [])].join(" "),
+    ["connect-src 'self'", ...connectTo].join(" "),
     "frame-ancestors 'none'",
     "base-uri 'none'",
     "form-action 'none'",
@@ -111,7 +111,7 @@ function page(base: string, prefix: string, signIn: IdeExternalSignIn | undefine
       styleTags: (tags: string) => `${tags}\n<link rel="stylesheet" href="${assets}sign-in.css" />`,
       // the configuration as data, read by sign-in.js: Ruru's props and the sign-in's options
       configScript: (_script: string, ruru: object) =>
-        `<script type="application/json" id="ide-config">${scriptJson({ ruru, externalSignIn: signIn ? { label: signIn.label, module: signIn.module } : null })}</script>`,
+        `<script type="application/json" id="ide-config">${scriptJson({ ruru, externalSignIn: signIn ? { label: signIn.label, module: `${prefix}${signIn.module}` } : null })}</script>`,
       bodyContent: (content: string) => `${SIGN_IN}\n${content}`,
       // sign-in.js starts Ruru once the user is signed in, not at load (when it has no credentials)
       bodyInitScript: `<script type="module" src="${assets}sign-in.js"></script>`,
@@ -126,13 +126,13 @@ function page(base: string, prefix: string, signIn: IdeExternalSignIn | undefine
  */
 export function graphqlIde(publicUrl: string | undefined, signIn?: IdeExternalSignIn): RequestHandler {
   const prefix = publicUrl ? new URL(publicUrl).pathname.replace(/\/$/, "") : "";
-  const policy = contentSecurityPolicy(signIn);
   // a plain handler, not an express Router: a Router would answer OPTIONS /graphql itself (Allow: GET)
   return async (req, res, next) => {
     if (req.method !== "GET" && req.method !== "HEAD") return next();
     if (req.path === "/graphql") {
       if (!wantsPage(req)) return next();
       const base = publicUrl ?? `${req.protocol}://${req.get("host")}`;
+      const policy = contentSecurityPolicy((await signIn?.connectTo?.()) ?? []);
       res.set({ "Content-Security-Policy": policy, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" });
       return void res
         .vary("Accept")
