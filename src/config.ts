@@ -126,6 +126,8 @@ export interface OidcConfig {
   scope: string;
   /** after a fetch of the issuer's keys, how long a token naming an unknown key waits for the next fetch */
   jwksCooldownSeconds: number;
+  /** whether a token may name a superuser (off: superusers sign in here only, never by a name the provider gives out) */
+  allowSuperusers: boolean;
 }
 
 /** Where and how archives and media are kept in an S3-compatible store (CONTRACT §7.6). */
@@ -290,9 +292,10 @@ function oidcIssuer(raw: string): string {
 
 /** OIDC_* settings: all of them need OIDC_ISSUER, and OIDC_ISSUER needs OIDC_AUDIENCE (a token for any audience is no token for us). */
 function oidc(env: Env): OidcConfig | undefined {
-  const issuer = env.OIDC_ISSUER || undefined;
+  const issuer = env.OIDC_ISSUER?.trim() || undefined;
   if (!issuer) {
-    const stray = ["OIDC_AUDIENCE", "OIDC_CLIENT_ID", "OIDC_USERNAME_CLAIM", "OIDC_SCOPE", "OIDC_JWKS_COOLDOWN_SECONDS"].find((name) => env[name]);
+    const settings = ["OIDC_AUDIENCE", "OIDC_CLIENT_ID", "OIDC_USERNAME_CLAIM", "OIDC_SCOPE", "OIDC_JWKS_COOLDOWN_SECONDS", "OIDC_ALLOW_SUPERUSERS"];
+    const stray = settings.find((name) => env[name]);
     if (stray) throw new ConfigError(`${stray} needs OIDC_ISSUER (the identity provider's issuer URL)`);
     return undefined;
   }
@@ -301,13 +304,19 @@ function oidc(env: Env): OidcConfig | undefined {
   const claim = env.OIDC_USERNAME_CLAIM?.trim();
   if (claim !== undefined && claim !== "" && /\s/.test(claim)) throw new ConfigError(`OIDC_USERNAME_CLAIM must be one claim name, got '${claim}'`);
   const scope = (env.OIDC_SCOPE ?? "").trim().split(/\s+/).filter(Boolean).join(" ");
+  const clientId = env.OIDC_CLIENT_ID?.trim() || undefined;
+  // the provider's ID tokens are issued to the client (`aud` = its id): they must not pass for access tokens
+  if (clientId === audience)
+    throw new ConfigError("OIDC_AUDIENCE must not be OIDC_CLIENT_ID: the provider's ID tokens (aud = the client id) would pass for access tokens");
   return {
     issuer: oidcIssuer(issuer),
     audience,
     usernameClaims: claim ? [claim] : ["preferred_username", "sub"],
-    clientId: env.OIDC_CLIENT_ID?.trim() || undefined,
+    clientId,
     scope: scope || "openid profile",
-    jwksCooldownSeconds: integer(env, "OIDC_JWKS_COOLDOWN_SECONDS", 30, 0, 3600),
+    // at least a second: every token naming a made-up key would otherwise fetch the provider's keys again
+    jwksCooldownSeconds: integer(env, "OIDC_JWKS_COOLDOWN_SECONDS", 30, 1, 3600),
+    allowSuperusers: flag(env, "OIDC_ALLOW_SUPERUSERS", false),
   };
 }
 

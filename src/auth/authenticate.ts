@@ -222,6 +222,9 @@ export class Authenticator {
     if (!checked.ok) throw this.refuseToken(checked.description);
     const user = await this.activeUser({ username: checked.username });
     if (!user) throw this.refuseToken("The access token names a user who is not known here or is inactive.");
+    // whoever controls names at the provider must not become a superuser here by taking one's name
+    if (user.isSuperuser && !oidc.settings.allowSuperusers)
+      throw this.refuseToken("The access token names a superuser; superusers do not sign in through the identity provider.");
     const principal = this.principal(user, "bearer", { kind: "oidc", expiresAt: checked.expiresAt });
     this.cache.remember(generation, fingerprint, principal);
     return principal;

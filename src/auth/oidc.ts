@@ -63,6 +63,7 @@ const REFUSALS = {
   ambiguousKey: "The access token names no single key of the identity provider.",
   signature: "The access token's signature does not verify.",
   noExpiry: "The access token has no expiry (exp).",
+  clientOnly: "The access token was issued to a client for itself, not to a user.",
   malformed: "The access token is malformed.",
 } as const;
 
@@ -140,23 +141,41 @@ export class OidcTokens {
   async check(token: string): Promise<TokenCheck> {
     let payload: JWTPayload;
     try {
-      const getKey = await this.currentKeys();
-      ({ payload } = await jwtVerify(token, getKey, {
-        issuer: this.settings.issuer,
-        audience: this.settings.audience,
-        algorithms: ASYMMETRIC_ALGORITHMS,
-        requiredClaims: ["exp"],
-      }));
+      payload = await this.verify(token);
     } catch (error) {
       if (error instanceof ProviderUnreachable) throw this.unavailable(error);
       return { ok: false, description: refusalOf(error) };
     }
+    // RFC 9068 §2.2: a token a client got for itself (client credentials) has the client as `sub`
+    if (payload.client_id !== undefined && payload.client_id === payload.sub) return { ok: false, description: REFUSALS.clientOnly };
     const username = this.usernameOf(payload);
     if (!username) {
       const claims = this.settings.usernameClaims.join(" or ");
       return { ok: false, description: `The access token names no user (no ${claims.replace(/["\\]/g, "")} claim).` };
     }
     return { ok: true, username, expiresAt: new Date((payload.exp as number) * 1000) };
+  }
+
+  /**
+   * The token's claims once its signature, issuer, audience and expiry pass. A token without a
+   * `kid` that more than one published key could have signed is tried against each of them
+   * (jose leaves that to the caller).
+   */
+  private async verify(token: string): Promise<JWTPayload> {
+    const options = { issuer: this.settings.issuer, audience: this.settings.audience, algorithms: ASYMMETRIC_ALGORITHMS, requiredClaims: ["exp"] };
+    try {
+      return (await jwtVerify(token, await this.currentKeys(), options)).payload;
+    } catch (error) {
+      if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
+      for await (const key of error) {
+        try {
+          return (await jwtVerify(token, key, options)).payload;
+        } catch (failed) {
+          if (!(failed instanceof errors.JWSSignatureVerificationFailed)) throw failed;
+        }
+      }
+      throw new errors.JWSSignatureVerificationFailed();
+    }
   }
 
   private usernameOf(payload: JWTPayload): string | undefined {

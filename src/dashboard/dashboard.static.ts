@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type RequestHandler, type Router } from "express";
 import { DomainError, serviceUnavailable } from "../errors.ts";
+import type { OidcTokens, ProviderMetadata } from "../auth/oidc.ts";
 import type { IdeExternalSignIn } from "../graphql/ide/ide.ts";
 
 /**
@@ -51,20 +52,11 @@ const contentSecurityPolicy = (scriptSrc: string, tokenEndpoint: string | undefi
     "frame-ancestors 'none'",
   ].join("; ");
 
-/** The provider's endpoints the page needs (src/auth/oidc.ts reads them from its discovery document). */
-interface ProviderMetadata {
-  authorizationEndpoint: string | undefined;
-  tokenEndpoint: string | undefined;
-}
-
 /**
- * The dashboard's sign-in through OIDC_ISSUER (src/auth/oidc.ts's OidcTokens): the public
- * client's settings, and the provider's metadata or the DomainError (503) of a provider away.
+ * The dashboard's sign-in through OIDC_ISSUER: the public client's settings, and the provider's
+ * metadata or the DomainError (503) of a provider away.
  */
-interface DashboardOidc {
-  settings: { issuer: string; clientId: string | undefined; scope: string };
-  metadata(): Promise<ProviderMetadata>;
-}
+type DashboardOidc = Pick<OidcTokens, "settings" | "metadata">;
 
 /** The provider's metadata when the dashboard signs in there and it can be read; else undefined. */
 async function signInMetadata(oidc: DashboardOidc | undefined): Promise<ProviderMetadata | undefined> {
@@ -74,8 +66,10 @@ async function signInMetadata(oidc: DashboardOidc | undefined): Promise<Provider
 
 function securityHeaders(oidc: DashboardOidc | undefined): RequestHandler {
   const scriptSrc = `script-src 'self' ${importMapHash()}`;
-  return async (_req, res, next) => {
-    const metadata = await signInMetadata(oidc);
+  return async (req, res, next) => {
+    // only the page itself runs under its policy: its files are not kept waiting for the provider
+    const page = req.path === "/" || req.path === "/index.html";
+    const metadata = page ? await signInMetadata(oidc) : undefined;
     res.set({
       "Content-Security-Policy": contentSecurityPolicy(scriptSrc, metadata?.tokenEndpoint),
       "X-Content-Type-Options": "nosniff",

@@ -8,11 +8,12 @@ import { sendGraphQLError } from "./errors.ts";
  * credentials the browser has cached for this server, and no preflight asks this server first.
  * Such a request is refused unless it shows that a page could only have sent it after a CORS
  * preflight: a content type a form cannot send (`application/json`), a CSRF header
- * (`apollo-require-preflight` or `x-apollo-operation-name`, Apollo's names), or an
- * `Authorization` a page set itself: a scheme the browser never attaches on its own (`ApiKey`,
- * `Bearer`). That last one lets urql's and other clients' GET queries through as they are.
- * Apollo Server's own `csrfPrevention` is the same rule without it; its refusal (status, code and
- * message) is kept to the letter.
+ * (`apollo-require-preflight` or `x-apollo-operation-name`, Apollo's names), or, for a GET
+ * query, an `Authorization` a page set itself: a scheme the browser never attaches on its own
+ * (`ApiKey`, `Bearer`). That last one lets urql's and other clients' GET queries through as they
+ * are; it is kept to GETs, which only read, so a form's POST (an upload) still needs the header
+ * whatever credentials it carries, as it always did. Apollo Server's own `csrfPrevention` is the
+ * same rule without it; its refusal (status, code and message) is kept to the letter.
  */
 
 /** The content types of a form or a fetch that needs no preflight (the Fetch standard's CORS-safelisted ones). */
@@ -49,7 +50,7 @@ function hasPageSetAuthorization(req: Request): boolean {
 function mayHaveSkippedPreflight(req: Request): boolean {
   if (!hasSimpleContentType(req)) return false;
   if (CSRF_HEADERS.some((name) => Boolean(req.get(name)))) return false;
-  return !hasPageSetAuthorization(req);
+  return !(req.method === "GET" && hasPageSetAuthorization(req));
 }
 
 /** Refuses, 400 BAD_REQUEST, a request another site's page could have made a browser send. */

@@ -19,6 +19,7 @@ describe("OIDC_* settings", () => {
       clientId: undefined,
       scope: "openid profile",
       jwksCooldownSeconds: 30,
+      allowSuperusers: false,
     });
   });
 
@@ -30,6 +31,7 @@ describe("OIDC_* settings", () => {
       OIDC_CLIENT_ID: "field-web",
       OIDC_SCOPE: " openid   api://gateway/access ",
       OIDC_JWKS_COOLDOWN_SECONDS: "5",
+      OIDC_ALLOW_SUPERUSERS: "true",
     }).oidc;
     // the issuer as written: a trailing slash is part of what tokens must carry in `iss`
     expect(oidc).toEqual({
@@ -39,6 +41,7 @@ describe("OIDC_* settings", () => {
       clientId: "field-web",
       scope: "openid api://gateway/access",
       jwksCooldownSeconds: 5,
+      allowSuperusers: true,
     });
   });
 
@@ -59,15 +62,29 @@ describe("OIDC_* settings", () => {
   it("refuses OIDC_ISSUER without OIDC_AUDIENCE, and any other OIDC_* setting without OIDC_ISSUER", () => {
     expect(() => loadConfig({ OIDC_ISSUER: ISSUER })).toThrow(ConfigError);
     expect(() => loadConfig({ OIDC_ISSUER: ISSUER })).toThrow(/^OIDC_ISSUER needs OIDC_AUDIENCE/);
-    for (const name of ["OIDC_AUDIENCE", "OIDC_CLIENT_ID", "OIDC_USERNAME_CLAIM", "OIDC_SCOPE", "OIDC_JWKS_COOLDOWN_SECONDS"]) {
+    for (const name of [
+      "OIDC_AUDIENCE",
+      "OIDC_CLIENT_ID",
+      "OIDC_USERNAME_CLAIM",
+      "OIDC_SCOPE",
+      "OIDC_JWKS_COOLDOWN_SECONDS",
+      "OIDC_ALLOW_SUPERUSERS",
+    ]) {
       expect(() => loadConfig({ [name]: "x" }), name).toThrow(`${name} needs OIDC_ISSUER`);
     }
     expect(() => loadConfig({ OIDC_ISSUER: ISSUER, OIDC_AUDIENCE: "api", OIDC_USERNAME_CLAIM: "a b" })).toThrow(
       /^OIDC_USERNAME_CLAIM must be one claim name/,
     );
-    expect(() => loadConfig({ OIDC_ISSUER: ISSUER, OIDC_AUDIENCE: "api", OIDC_JWKS_COOLDOWN_SECONDS: "-1" })).toThrow(
-      /^OIDC_JWKS_COOLDOWN_SECONDS must be an integer/,
+    for (const cooldown of ["-1", "0"]) {
+      expect(() => loadConfig({ OIDC_ISSUER: ISSUER, OIDC_AUDIENCE: "api", OIDC_JWKS_COOLDOWN_SECONDS: cooldown }), cooldown).toThrow(
+        /^OIDC_JWKS_COOLDOWN_SECONDS must be an integer/,
+      );
+    }
+    expect(() => loadConfig({ OIDC_ISSUER: ISSUER, OIDC_AUDIENCE: "field-web", OIDC_CLIENT_ID: "field-web" })).toThrow(
+      /^OIDC_AUDIENCE must not be OIDC_CLIENT_ID/,
     );
+    // blanks around the issuer are no part of it (a token's `iss` never has them)
+    expect(loadConfig({ OIDC_ISSUER: ` ${ISSUER} `, OIDC_AUDIENCE: "api" }).oidc?.issuer).toBe(ISSUER);
   });
 });
 

@@ -34,6 +34,7 @@ function oidcSettings(issuer: string, overrides: Partial<OidcConfig> = {}): Oidc
     clientId: undefined,
     scope: "openid profile",
     jwksCooldownSeconds: 1,
+    allowSuperusers: false,
     ...overrides,
   };
 }
@@ -45,6 +46,7 @@ beforeAll(async () => {
   for (const username of ["alice", "bob", "carol"]) {
     await createUser(app, { username, password: `${username}-pw`, domain: "demo", permissions: ["access_api", "view_locations", "view_data"] });
   }
+  await createUser(app, { username: "root", superuser: true });
 });
 afterEach(async () => {
   for (const socket of sockets.splice(0)) await socket.dispose();
@@ -70,12 +72,13 @@ async function socket(authorization: string): Promise<WsTestClient> {
  * A token signed with `key` (by default the provider's own signing key), valid as the provider
  * would make it unless `claims` say otherwise (a claim set to undefined is left out).
  */
-async function craft(claims: JWTPayload, options: { key?: SigningKey } = {}): Promise<string> {
+async function craft(claims: JWTPayload, options: { key?: SigningKey; withoutKid?: boolean } = {}): Promise<string> {
   const key = options.key ?? idp.signingKey();
   const now = Math.floor(Date.now() / 1000);
   const payload: JWTPayload = { iss: idp.issuer, aud: AUDIENCE, sub: ALICE_LOGIN, preferred_username: "alice", iat: now, exp: now + 300, ...claims };
   for (const name of Object.keys(payload)) if (payload[name] === undefined) delete payload[name];
-  return new SignJWT(payload).setProtectedHeader({ alg: "RS256", kid: key.kid, typ: "at+jwt" }).sign(await importJWK(key.jwk, "RS256"));
+  const header = options.withoutKid ? { alg: "RS256", typ: "at+jwt" } : { alg: "RS256", kid: key.kid, typ: "at+jwt" };
+  return new SignJWT(payload).setProtectedHeader(header).sign(await importJWK(key.jwk, "RS256"));
 }
 
 const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
@@ -184,6 +187,16 @@ describe("§1 Bearer with OIDC_ISSUER: refused tokens are 401 invalid_token with
       "The access token names a user who is not known here or is inactive.",
     ],
     [
+      "a token a client got for itself (client credentials: sub is the client_id)",
+      () => craft({ preferred_username: undefined, sub: "reporting-job", client_id: "reporting-job" }),
+      "The access token was issued to a client for itself, not to a user.",
+    ],
+    [
+      "a token naming a superuser (OIDC_ALLOW_SUPERUSERS off)",
+      () => craft({ preferred_username: "root" }),
+      "The access token names a superuser; superusers do not sign in through the identity provider.",
+    ],
+    [
       "a token naming no user",
       () => craft({ preferred_username: undefined, sub: undefined }),
       "The access token names no user (no preferred_username or sub claim).",
@@ -279,6 +292,30 @@ describe("§1 Bearer with OIDC_ISSUER: the token's lifetime and the provider's k
     expect((await app.http().get(PATH).set("Authorization", bearer(before))).status).toBe(200);
   });
 
+  it("a token without a kid, while the provider publishes several keys, is checked against each of them", async () => {
+    const old = idp.signingKey();
+    await idp.rotateKeys({ keep: true });
+    await pause(1100);
+    // a token naming a key fetches the keys again (after the 1 s cooldown): both are known from here on
+    expect(
+      (
+        await app
+          .http()
+          .get(PATH)
+          .set("Authorization", bearer((await idp.tokenFor(ALICE_LOGIN)).accessToken))
+      ).status,
+    ).toBe(200);
+    for (const key of [old, idp.signingKey()]) {
+      const res = await app
+        .http()
+        .get(PATH)
+        .set("Authorization", bearer(await craft({ jti: key.kid }, { key, withoutKid: true })));
+      expect([key.kid, res.status]).toEqual([key.kid, 200]);
+    }
+    const stranger = await craft({}, { key: await newSigningKey(), withoutKid: true });
+    expectTokenRefused(await app.http().get(PATH).set("Authorization", bearer(stranger)), "The access token's signature does not verify.");
+  });
+
   it("the provider away: tokens keep being checked with the keys fetched before", async () => {
     const { accessToken } = await idp.tokenFor(ALICE_LOGIN);
     expect((await graphql(bearer(accessToken))).status).toBe(200);
@@ -365,5 +402,22 @@ describe("OIDC_USERNAME_CLAIM", () => {
     expect(await tokens.check(accessToken)).toMatchObject({ ok: true, username: ALICE_LOGIN });
     const other = new OidcTokens(oidcSettings(idp.issuer, { usernameClaims: ["email"] }));
     expect(await other.check(accessToken)).toEqual({ ok: false, description: "The access token names no user (no email claim)." });
+  });
+});
+
+describe("OIDC_ALLOW_SUPERUSERS", () => {
+  it("on: a token naming a superuser admits them", async () => {
+    const allowing = await build({ oidc: oidcSettings(idp.issuer, { allowSuperusers: true }) });
+    try {
+      await createUser(allowing, { username: "root", superuser: true });
+      const res = await allowing
+        .http()
+        .post("/graphql")
+        .set("Authorization", bearer(await craft({ preferred_username: "root" })))
+        .send({ query: ME });
+      expect(res.body).toEqual({ data: { me: { username: "root" } } });
+    } finally {
+      await allowing.close();
+    }
   });
 });

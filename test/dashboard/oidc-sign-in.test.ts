@@ -36,6 +36,7 @@ beforeAll(async () => {
       clientId: DASHBOARD_CLIENT,
       scope: `openid profile ${API_SCOPE}`,
       jwksCooldownSeconds: 30,
+      allowSuperusers: false,
     },
   });
   origin = await app.server.listen(0, "127.0.0.1");

@@ -76,6 +76,25 @@ describe("CONTRACT §5 CSRF prevention", () => {
     }
   });
 
+  it("§5 CSRF: a form's POST (text/plain, multipart) with an API key still needs the CSRF header: only GET queries pass on an Authorization alone", async () => {
+    const post = () => app.http().post("/graphql").set("Authorization", user.authorization);
+    expectRefused(
+      await post()
+        .set("Content-Type", "text/plain")
+        .send(JSON.stringify({ query: "{ me { username } }" })),
+    );
+    expectRefused(
+      await post()
+        .field("operations", JSON.stringify({ query: "{ me { username } }" }))
+        .field("map", "{}"),
+    );
+    const preflighted = await post()
+      .set("apollo-require-preflight", "true")
+      .field("operations", JSON.stringify({ query: "{ me { username } }" }))
+      .field("map", "{}");
+    expect(preflighted.body).toEqual({ data: { me: { username: user.username } } });
+  });
+
   it("§5 CSRF: a CSRF header, or a JSON body, lets Basic credentials through as before", async () => {
     const credentials = basic(user.username, user.password);
     for (const header of ["apollo-require-preflight", "x-apollo-operation-name"]) {

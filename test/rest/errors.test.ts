@@ -406,7 +406,7 @@ describe("GraphQL with a body that is not valid JSON", () => {
     expect(res.status).toBe(401);
   });
 
-  it("a text/plain POST with an API key passes the CSRF rule but is no GraphQL request: 400 JSON, never 500", async () => {
+  it("a text/plain POST is refused (CSRF prevention) with a 400 JSON, never 500", async () => {
     const res = await app.http().post("/graphql").set("Authorization", user.authorization).set("Content-Type", "text/plain").send("{");
     expectJson(res);
     expect(res.status).toBe(400);

@@ -359,7 +359,11 @@ async function resumeSession() {
 }
 
 async function start() {
-  const token = await offerProviderSignIn();
+  // a failed return from the provider (refused, or another tab's) says so, and a kept session still resumes
+  const token = await offerProviderSignIn().catch((error) => {
+    showError(error);
+    return null;
+  });
   if (!token) return resumeSession();
   clearError();
   await openFirstDomain(await signIn({ authorization: `Bearer ${token.accessToken}`, storable: true, expiresAt: token.expiresAt }));
