@@ -45,8 +45,8 @@ beforeAll(async () => {
     WORKERS: "0",
     OIDC_ISSUER: idp.issuer,
     OIDC_AUDIENCE: AUDIENCE,
-    // a token naming a key not fetched yet makes the server fetch the keys at once
-    OIDC_JWKS_COOLDOWN_SECONDS: "0",
+    // a token naming a key not fetched yet makes the server fetch the keys again within a second
+    OIDC_JWKS_COOLDOWN_SECONDS: "1",
   });
   const created = await graphql(
     'mutation { createDomain(name: "field") { name } createUser(input: { username: "nurse", password: "nurse-Pass-1", domain: "field", permissions: [ACCESS_API, VIEW_LOCATIONS] }) { username } }',
