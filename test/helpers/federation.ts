@@ -136,7 +136,7 @@ async function run(node: QueryPlan["node"], result: PlanResult, send: SendToSubg
     result.errors.push(...(answer.errors ?? []));
     const found = (answer.data?._entities ?? []) as (Json | null)[];
     result.entities.push({ service: node.serviceName, representations, answer: answer.data?._entities });
-    objects.forEach((object, i) => Object.assign(object, found[i] ?? {}));
+    for (const [i, object] of objects.entries()) Object.assign(object, found[i] ?? {});
   } else throw new Error(`plan node ${node.kind} is not used by these tests`);
 }
 
