@@ -1,8 +1,11 @@
+import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { promisify } from "node:util";
 import type { Database } from "../../src/db/client.ts";
+import { blocksUnder, readDoc, ROOT } from "../docs/markdown.ts";
 import { freshDatabase, usingPostgres } from "../helpers/db.ts";
 import { composeWithVisits, executeIn, executePlan, GATEWAY, planOf, VISITS, visitsSubgraph, type SendToSubgraph } from "../helpers/federation.ts";
 import { startServer, type ServerProcess } from "../helpers/process.ts";
@@ -65,6 +68,12 @@ beforeAll(async () => {
   server = await startServer({ ...storage, FEDERATION: "true", BOOTSTRAP_ADMIN: "fedadmin:admin-Pass-1", WORKERS: "0" });
   demoCase = await setUpDomain("demo", MEMBER, "Ann");
   otherCase = await setUpDomain("other", OUTSIDER, "Bea");
+  // the user of the README's Try it, whom docs/graphql.md's commands sign in as
+  await data(
+    "mutation($i: CreateUserInput!) { createUser(input: $i) { username } }",
+    { i: { username: "worker", password: "worker-pw", domain: "demo", permissions: ["ACCESS_API", "VIEW_DATA"] } },
+    ADMIN,
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -122,5 +131,17 @@ describe("federation: a supergraph over the running server", () => {
     });
     expect(res.status).toBe(401);
     expect(server.output()).toMatch(/"route":"\/graphql"/);
+  });
+
+  it("docs/graphql.md: the Federation section's command, run as written, prints the SDL with the four keys", async () => {
+    const blocks = blocksUnder(readDoc("docs/graphql.md"), "Federation", "sh");
+    expect(blocks).toHaveLength(1);
+    const { stdout } = await promisify(execFile)("bash", ["-e", "-o", "pipefail", "-c", blocks[0]!.code], {
+      cwd: ROOT,
+      env: { ...process.env, GATEWAY: server.url },
+    });
+    const sdl = (JSON.parse(stdout) as { data: { _service: { sdl: string } } }).data._service.sdl;
+    for (const type of ["Case", "Location", "App", "MultimediaJob"])
+      expect(sdl).toMatch(new RegExp(`^type ${type} implements Node @key\\(fields: "id"\\)`, "m"));
   });
 });
