@@ -22,6 +22,7 @@ import {
   type ConstDirectiveNode,
   type GraphQLArgument,
   type GraphQLInputField,
+  type GraphQLObjectType,
   type DocumentNode,
   type GraphQLField,
   type GraphQLFieldResolver,
@@ -130,11 +131,21 @@ function carryInputOver(from: GraphQLArgument | GraphQLInputField | undefined, t
   to.extensions = from.extensions;
 }
 
-/** Every field has a description (CONTRACT §7.3), federation's own root fields too. */
+/** Every type and field has a description (CONTRACT §7.3), federation's own root fields and types too. */
 function describeFederationFields(subgraph: GraphQLSchema): void {
   const query = subgraph.getQueryType()!.getFields();
   query._service!.description = "Federation: this subgraph's SDL, for composing it into a supergraph (Apollo Router, Apollo Gateway).";
   query._entities!.description =
     "Federation: the entities these representations name (`__typename` and the global `id`), in order; null for each the caller cannot see, as `nodes`.";
   query._entities!.args[0]!.description = "`{ __typename, id }` of each entity, as a router sends them";
+  const described: Record<string, string> = {
+    _Service: "Federation: what a router reads of this subgraph.",
+    _Any: "Federation: an entity representation, a JSON object with `__typename` and the entity's key fields.",
+    _Entity: "Federation: the types other subgraphs may reference by key.",
+  };
+  for (const [name, description] of Object.entries(described)) {
+    const type = subgraph.getType(name);
+    if (type) type.description = description;
+  }
+  (subgraph.getType("_Service") as GraphQLObjectType).getFields().sdl!.description = "The subgraph's SDL, federation's `@link` and `@key`s included.";
 }

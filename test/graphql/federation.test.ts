@@ -233,6 +233,19 @@ describe("federation: the same schema, plus federation's own", () => {
     expect(`${printSchema(lexicographicSortSchema(withoutFederation(subgraph)))}\n`).toBe(committed);
   });
 
+  it("§7.3: federation's root fields, their argument and its types are described too", async () => {
+    const subgraph = await buildGatewaySchema({ federation: true });
+    const query = subgraph.getQueryType()!.getFields();
+    const described = [
+      query._service!.description,
+      query._entities!.description,
+      query._entities!.args[0]!.description,
+      ...["_Service", "_Any", "_Entity"].map((name) => subgraph.getType(name)?.description),
+      (subgraph.getType("_Service") as GraphQLObjectType).getFields().sdl!.description,
+    ];
+    for (const description of described) expect(description).toMatch(/\w{3,}/);
+  });
+
   it("every field resolves, subscribes and is priced as in the plain schema", async () => {
     const [subgraph, schema] = await Promise.all([buildGatewaySchema({ federation: true }), buildGatewaySchema()]);
     const shape = (type: GraphQLNamedType | undefined | null) =>
