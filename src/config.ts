@@ -110,6 +110,8 @@ export interface Config {
   objectStore: ObjectStoreConfig | undefined;
   /** OpenID Connect sign-in (OIDC_ISSUER): bearer JWTs of that identity provider are accepted; absent: none are */
   oidc: OidcConfig | undefined;
+  /** serve /graphql as an Apollo Federation 2 subgraph (`@key`s, `_service`, `_entities`) */
+  federation: boolean;
 }
 
 /** An external OpenID Connect identity provider whose access tokens (JWT) admit this server's users. */
@@ -385,5 +387,6 @@ export function loadConfig(env: Env = process.env): Config {
     ...persistedOperations(env),
     objectStore: objectStore(env),
     oidc: oidc(env),
+    federation: flag(env, "FEDERATION", false),
   };
 }

@@ -94,7 +94,7 @@ export async function buildServer(services: Services, existing?: Server): Promis
   setMetricSources(databaseMetricSources(services.db));
   app.use(metricsRouter(services.config.metricsToken));
 
-  const schema = await buildGatewaySchema();
+  const schema = await buildGatewaySchema({ federation: services.config.federation });
   // REST, GraphQL over HTTP and WebSocket pass through one admission (and share one rate limit)
   const { admission } = services;
   const { publicUrl, corsOrigins } = services.config;

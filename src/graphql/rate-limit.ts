@@ -6,8 +6,8 @@ import { isObject } from "../util/json.ts";
 /**
  * GraphQL's side of the rate limit: the domains an operation names (every `domain:` argument of the
  * operation that will run, literal or variable, fragments included) and those it reads through
- * global ids (`node(id)`, `nodes(ids)`) are the budgets it draws on; an operation naming none draws
- * on the user's own budget. The admission pipeline (src/admission) charges them: GraphQL over HTTP
+ * global ids (`node(id)`, `nodes(ids)`, a federation subgraph's `_entities(representations)`) are
+ * the budgets it draws on; an operation naming none draws on the user's own budget. The admission pipeline (src/admission) charges them: GraphQL over HTTP
  * after reading the body, WebSocket at each subscribe message.
  */
 
@@ -22,8 +22,11 @@ export interface Named {
 /** Global ids decoded per operation; `nodes` takes at most 1000 ids, a few aliases of it more. */
 const MAX_IDS_READ = 5000;
 
-/** The global-id arguments of Query.node and Query.nodes. */
-const ID_ARGUMENTS: Record<string, string> = { node: "id", nodes: "ids" };
+/**
+ * The global-id arguments of Query.node and Query.nodes, and the representations of a federation
+ * subgraph's Query._entities (objects, each with its global `id`).
+ */
+const ID_ARGUMENTS: Record<string, string> = { node: "id", nodes: "ids", _entities: "representations" };
 
 /** What the operation that will run names (undefined when none, or which one is ambiguous). */
 export function namedBy(
@@ -41,6 +44,7 @@ export function namedBy(
   const literalValue = (node: ValueNode): unknown => {
     if (node.kind === Kind.STRING) return node.value;
     if (node.kind === Kind.LIST) return node.values.map(literalValue);
+    if (node.kind === Kind.OBJECT) return Object.fromEntries(node.fields.map((field) => [field.name.value, literalValue(field.value)]));
     if (node.kind !== Kind.VARIABLE) return undefined;
     const name = node.name.value;
     if (variables && name in variables) return variables[name];
@@ -51,7 +55,8 @@ export function namedBy(
   const named: Named = { domains: new Set(), read: new Set(), unread: false };
   let idsRead = 0;
   const readIds = (value: unknown) => {
-    for (const id of Array.isArray(value) ? value : [value]) {
+    for (const item of Array.isArray(value) ? value : [value]) {
+      const id = isObject(item) ? item.id : item;
       if (typeof id !== "string") continue;
       if (idsRead++ >= MAX_IDS_READ) {
         named.unread = true;
