@@ -225,7 +225,7 @@ export class OidcTokens {
       signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
       redirect: "error",
     });
-    if (response.status !== 200) throw new Error(`the discovery document answered HTTP ${response.status}`);
+    if (!response.ok) throw new Error(`the discovery document answered HTTP ${response.status}`);
     const document = (await response.json()) as Record<string, unknown>;
     if (typeof document !== "object" || document === null) throw new Error("the discovery document is not a JSON object");
     // OpenID Connect Discovery §4.3: the document must name the very issuer it was asked for
