@@ -102,10 +102,12 @@ export class SubscriptionEvents {
     const outlet = typeof args.contextValue === "object" && args.contextValue !== null ? this.outlets.get(args.contextValue) : undefined;
     if (outlet) {
       // each event sent in its turn (DeliveryTurns), through the outlet, once the last one is
-      return sentEvents(events, async (event) => {
+      return sentEvents(events, async (event, live) => {
         const pending = this.resultOf(event, selection, args);
         const shared = made.get(pending) ?? (await pending);
         await this.turns.take();
+        // completed while it waited: its id may already be a new subscription's
+        if (!live()) return;
         const sending = outlet.send(shared.result, shared.json);
         if (sending) await sending;
       });
@@ -172,9 +174,11 @@ export class SubscriptionEvents {
 /**
  * The source's events each handed to `send`, as an iterator that yields none: it ends when the
  * source does (or ends it when a send fails, and fails), and its return() ends the source at once,
- * as mapEvents' does.
+ * as mapEvents' does; `live` tells a send still waiting for its turn that it was ended meanwhile.
  */
-function sentEvents<T>(source: AsyncIterator<T>, send: (event: T) => Promise<void>): AsyncIterableIterator<never> {
+function sentEvents<T>(source: AsyncIterator<T>, send: (event: T, live: () => boolean) => Promise<void>): AsyncIterableIterator<never> {
+  let ended = false;
+  const live = () => !ended;
   return {
     [Symbol.asyncIterator]() {
       return this;
@@ -182,9 +186,9 @@ function sentEvents<T>(source: AsyncIterator<T>, send: (event: T) => Promise<voi
     async next() {
       for (;;) {
         const next = await source.next();
-        if (next.done) return { value: undefined, done: true };
+        if (next.done || ended) return { value: undefined, done: true };
         try {
-          await send(next.value);
+          await send(next.value, live);
         } catch (error) {
           await source.return?.();
           throw error;
@@ -192,10 +196,12 @@ function sentEvents<T>(source: AsyncIterator<T>, send: (event: T) => Promise<voi
       }
     },
     async return() {
+      ended = true;
       await source.return?.();
       return { value: undefined, done: true };
     },
     async throw(error: unknown) {
+      ended = true;
       await source.return?.();
       throw error;
     },

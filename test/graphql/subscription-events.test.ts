@@ -235,4 +235,18 @@ describe("SubscriptionEvents through an outlet (each event sent by the subscript
     await expect(results.next()).rejects.toThrow("socket gone");
     expect(state.ended).toBe(true);
   });
+
+  it("sends nothing once completed, even for an event it had taken (its id may be a new subscription's by then)", async () => {
+    const { iterator, state } = trackedSource([{}]);
+    const sent: string[] = [];
+    const results = (await setUp(iterator, () => ({ data: null }), {
+      send: (_result, json) => void sent.push(json),
+    })) as AsyncIterableIterator<unknown>;
+    const next = results.next();
+    await results.return!();
+    expect(await next).toEqual({ value: undefined, done: true });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sent).toEqual([]);
+    expect(state.ended).toBe(true);
+  });
 });
