@@ -65,7 +65,7 @@ export interface SubscriptionEventsOptions {
 }
 
 /**
- * Deliveries per turn of the event loop (delivery-turns.ts): at about 70 µs each, a slice of a few
+ * Deliveries per turn of the event loop (delivery-turns.ts): at tens of µs each, a slice of a few
  * milliseconds, after which the process answers whatever I/O came in meanwhile.
  */
 const DELIVERIES_PER_TURN = 64;
