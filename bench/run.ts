@@ -5,13 +5,14 @@
  * (PostGraphile 5) runs in another process on the PostgreSQL data. Then the multimedia part, which
  * needs no database; and the dashboard feed, on two server processes sharing a PostgreSQL of its
  * own (skipped with --pglite). Writes bench/RESULTS.md: machine, date, figures, ratios, targets.
- * Parts: pull, filter, writes, locations, subscriptions, multimedia, feed.
+ * Parts: pull, filter, writes, locations, subscriptions, multimedia, feed, delivery.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { caseFilter, caseFilterAtMillion, preparePeer } from "./case-filter.bench.ts";
 import { casePull } from "./case-pull.bench.ts";
 import { caseWrites } from "./case-writes.bench.ts";
+import { delivery } from "./delivery.bench.ts";
 import { feed } from "./feed.bench.ts";
 import {
   DB_LABEL,
@@ -50,6 +51,7 @@ const machineLine = machine();
 const results = new Map<DbKind, Map<string, PartResult>>();
 let media: PartResult | undefined;
 let dashboardFeed: PartResult | undefined;
+let deliveryCost: PartResult | undefined;
 
 async function onDatabase(kind: DbKind): Promise<void> {
   const parts = new Map<string, PartResult>();
@@ -99,6 +101,10 @@ if (wants("multimedia")) {
 if (wants("feed") && options.databases.includes("postgres")) {
   log("dashboard feed (PostgreSQL, two processes)");
   dashboardFeed = await feed(options.quick);
+}
+if (wants("delivery") && options.databases.includes("postgres")) {
+  log("delivery cost against the raw socket (PostgreSQL)");
+  deliveryCost = await delivery(options.quick);
 }
 
 // ------------------------------------------------------------------- RESULTS.md
@@ -164,6 +170,7 @@ const targets = [
       `${media.figures.throughputRatio >= 0.8 && media.figures.peakRssMb < 300 ? " **Met.**" : " **Missed.**"}`
     : "- Multimedia: not measured in this run.",
   dashboardFeed ? feedTarget(dashboardFeed.figures) : "- Dashboard feed (issue #14): not measured in this run.",
+  deliveryTarget(),
   "- Not in this benchmark (issue #16): the embedded server's idle RSS (under 350 MB: measured apart: bench/NOTES.md, Memory of an idle server); the soak's mixed load with one process and with two (`npm run soak -- --processes 2`; ratio and what bounds it in bench/notes/soak-processes.md).",
 ];
 
@@ -181,6 +188,14 @@ function feedTarget(f: Record<string, number>): string {
     `final p99 ${ms(f.finalP99)} ms (${f.finalReceived.toLocaleString("en")} of ${f.finalExpected.toLocaleString("en")} final events received, ${f.eventErrors.toLocaleString("en")} events with errors), ` +
     `${f.rssPerSubscriberKb.toFixed(1)} KB RSS (${f.heapPerSubscriberKb.toFixed(1)} KB heap) per subscriber.${met ? " **Met.**" : " **Missed.**"}`
   );
+}
+
+/** Issue #29: CPU per delivered event at most 2× the raw socket's, at every size measured. */
+function deliveryTarget(): string {
+  if (!deliveryCost) return "- Delivery cost (issue #29): not measured in this run.";
+  const ratios = Object.entries(deliveryCost.figures).filter(([name]) => name.startsWith("ratio"));
+  const text = ratios.map(([name, r]) => `${ratio(r)} at ${Number(name.slice(5)).toLocaleString("en")} subscribers`).join(", ");
+  return `- CPU per delivered subscription event at most 2× the raw \`ws\` socket's (issue #29): ${text}.${ratios.every(([, r]) => r <= 2) ? " **Met.**" : " **Missed.**"}`;
 }
 
 const notes = await readFile(path.join(ROOT, "bench", "NOTES.md"), "utf8").catch(() => "");
@@ -204,6 +219,7 @@ for (const kind of options.databases) {
 }
 if (media) sections.push("## Multimedia", "", media.markdown, "");
 if (dashboardFeed) sections.push("## Dashboard feed (PostgreSQL, two processes)", "", dashboardFeed.markdown, "");
+if (deliveryCost) sections.push("## Delivery cost (PostgreSQL, one process)", "", deliveryCost.markdown, "");
 sections.push(...targets, "");
 if (notes) sections.push(notes.trim(), "");
 await writeFile(options.out, sections.join("\n"));

@@ -22,10 +22,38 @@ import { DeliveryTurns } from "./delivery-turns.ts";
  * of them get RESULT_TOO_LARGE for that event. A shared execution counts once.
  * Results are kept only as long as the event object lives (a WeakMap), so memory is bounded by the
  * events in flight.
+ *
+ * A subscription given an outlet (`sendThrough`: every WebSocket subscription of ws.ts) sends its
+ * events itself: the shared result is serialised once per event and selection, and each
+ * subscriber's `next` frame is that text with its own id spliced in, the bytes graphql-ws would
+ * have written. graphql-ws stays the protocol's handler (handshake, subscribe, complete, errors);
+ * only the per-event path around it (its emit step, a message object and a whole JSON.stringify
+ * per subscriber) is skipped, which was most of a delivery's cost beside the socket write.
  */
 
 /** An event's result as it is sent: errors formatted, an aborted event as its one error. */
 export type WireResult = FormattedExecutionResult;
+
+/** Where a subscription's events go: its `next` frames, sent by the transport. */
+export interface EventOutlet {
+  /** Sends one event: its result and that result's JSON text; resolves when the next one may follow. */
+  send(result: WireResult, json: string): Promise<void> | void;
+}
+
+/** One event's result for one selection, and its JSON text once a subscriber's frame needs it. */
+class SharedResult {
+  private text: string | undefined;
+
+  constructor(readonly result: WireResult) {}
+
+  get json(): string {
+    this.text ??= JSON.stringify(this.result);
+    return this.text;
+  }
+}
+
+/** Each shared result once made, by its promise: the subscriptions after the first take it without a turn of promises. */
+const made = new WeakMap<Promise<SharedResult>, SharedResult>();
 
 export interface SubscriptionEventsOptions {
   /** a context for one event's execution */
@@ -37,14 +65,18 @@ export interface SubscriptionEventsOptions {
 }
 
 /**
- * Deliveries per turn of the event loop (delivery-turns.ts): at about 70 µs each, a slice of a few
+ * Deliveries per turn of the event loop (delivery-turns.ts): at tens of µs each, a slice of a few
  * milliseconds, after which the process answers whatever I/O came in meanwhile.
  */
 const DELIVERIES_PER_TURN = 64;
 
 export class SubscriptionEvents {
   private readonly turns = new DeliveryTurns(DELIVERIES_PER_TURN);
-  private readonly results = new WeakMap<object, Map<string, Promise<WireResult>>>();
+  private readonly results = new WeakMap<object, Map<string, Promise<SharedResult>>>();
+  /** the outlets of subscriptions that send their own events, by their execution's context */
+  private readonly outlets = new WeakMap<object, EventOutlet>();
+  private readonly executed = subscriptionEvents.labels({ execution: "executed" });
+  private readonly shared = subscriptionEvents.labels({ execution: "shared" });
   /** the bytes each event's executions made, by user */
   private readonly tallies = new WeakMap<object, Map<string, ByteTally>>();
   private readonly documentIds = new WeakMap<object, number>();
@@ -53,15 +85,37 @@ export class SubscriptionEvents {
 
   constructor(private readonly options: SubscriptionEventsOptions) {}
 
+  /**
+   * The subscription whose execution arguments carry `contextValue` (one per subscribe message)
+   * sends its events through `outlet`: its iterator then yields none, and ends when its source does.
+   */
+  sendThrough(contextValue: object, outlet: EventOutlet): void {
+    this.outlets.set(contextValue, outlet);
+  }
+
   /** graphql-js's `subscribe`, with each event's execution shared by the subscriptions of one selection. */
   readonly subscribe = async (args: ExecutionArgs): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> => {
     const source = await createSourceEventStream(args);
     if (!(Symbol.asyncIterator in source)) return source;
     const selection = this.selectionKey(args);
+    const events = source[Symbol.asyncIterator]();
+    const outlet = typeof args.contextValue === "object" && args.contextValue !== null ? this.outlets.get(args.contextValue) : undefined;
+    if (outlet) {
+      // each event sent in its turn (DeliveryTurns), through the outlet, once the last one is
+      return sentEvents(events, async (event, live) => {
+        const pending = this.resultOf(event, selection, args);
+        const shared = made.get(pending) ?? (await pending);
+        await this.turns.take();
+        // completed while it waited: its id may already be a new subscription's
+        if (!live()) return;
+        const sending = outlet.send(shared.result, shared.json);
+        if (sending) await sending;
+      });
+    }
     // the events are results as they are sent (isWire), typed as graphql-ws expects them, each
     // sent in its turn (DeliveryTurns)
-    return mapEvents(source[Symbol.asyncIterator](), async (event) => {
-      const result = await this.resultOf(event, selection, args);
+    return mapEvents(events, async (event) => {
+      const { result } = await this.resultOf(event, selection, args);
       await this.turns.take();
       return result as ExecutionResult;
     });
@@ -83,34 +137,75 @@ export class SubscriptionEvents {
     return JSON.stringify([id, args.operationName ?? null, args.variableValues ?? null, principal.userId]);
   }
 
-  private resultOf(event: unknown, selection: string, args: ExecutionArgs): Promise<WireResult> {
+  private resultOf(event: unknown, selection: string, args: ExecutionArgs): Promise<SharedResult> {
     if (typeof event !== "object" || event === null) return this.run(event, args);
-    const ofEvent = getOrCreate(this.results, event, () => new Map<string, Promise<WireResult>>());
+    const ofEvent = getOrCreate(this.results, event, () => new Map<string, Promise<SharedResult>>());
     const shared = ofEvent.get(selection);
     if (shared) {
-      subscriptionEvents.inc({ execution: "shared" });
+      this.shared.inc();
       return shared;
     }
     const result = this.run(event, args);
     ofEvent.set(selection, result);
+    void result.then(
+      (shared) => made.set(result, shared),
+      () => {},
+    );
     return result;
   }
 
-  private async run(event: unknown, args: ExecutionArgs): Promise<WireResult> {
-    subscriptionEvents.inc({ execution: "executed" });
+  private async run(event: unknown, args: ExecutionArgs): Promise<SharedResult> {
+    this.executed.inc();
     const contextValue = this.options.context((args.contextValue as GraphQLContext).principal);
     // a context without a budget (budget.ts runs one unbudgeted) has nothing to count
     if (typeof event === "object" && event !== null) contextValue.budget?.share(this.tallyOf(event, contextValue.principal.userId));
     const eventArgs = { ...args, rootValue: event, contextValue };
     const result = this.options.wire(eventArgs, await this.options.execute(eventArgs));
     this.wired.add(result);
-    return result;
+    return new SharedResult(result);
   }
 
   private tallyOf(event: object, userId: string): ByteTally {
     const byUser = getOrCreate(this.tallies, event, () => new Map<string, ByteTally>());
     return getOrCreate(byUser, userId, () => ({ bytes: 0 }));
   }
+}
+
+/**
+ * The source's events each handed to `send`, as an iterator that yields none: it ends when the
+ * source does (or ends it when a send fails, and fails), and its return() ends the source at once,
+ * as mapEvents' does; `live` tells a send still waiting for its turn that it was ended meanwhile.
+ */
+function sentEvents<T>(source: AsyncIterator<T>, send: (event: T, live: () => boolean) => Promise<void>): AsyncIterableIterator<never> {
+  let ended = false;
+  const live = () => !ended;
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next() {
+      for (;;) {
+        const next = await source.next();
+        if (next.done || ended) return { value: undefined, done: true };
+        try {
+          await send(next.value, live);
+        } catch (error) {
+          await source.return?.();
+          throw error;
+        }
+      }
+    },
+    async return() {
+      ended = true;
+      await source.return?.();
+      return { value: undefined, done: true };
+    },
+    async throw(error: unknown) {
+      ended = true;
+      await source.return?.();
+      throw error;
+    },
+  };
 }
 
 /**

@@ -2,6 +2,7 @@ import { getOrCreate } from "../util/maps.ts";
 import { GraphQLError } from "graphql";
 import type { WebSocket } from "ws";
 import type { Admission } from "../admission/admission.ts";
+import type { Standing } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/principal.ts";
 import { DomainError } from "../errors.ts";
 import { log } from "../log.ts";
@@ -96,10 +97,10 @@ export class WsSessions {
    * Whether the socket still stands; when not, it is closed with 4403. A database outage throws
    * SERVICE_UNAVAILABLE (a DomainError) and leaves the socket as it is: the caller decides.
    */
-  async recheck(session: Session): Promise<boolean> {
+  async recheck(session: Session, lookUp: (principal: Principal) => Promise<Standing | null> = (p) => this.admission.recheck(p)): Promise<boolean> {
     if (session.closed) return false;
     const attempt = ++session.started;
-    const standing = await this.admission.recheck(session.principal);
+    const standing = await lookUp(session.principal);
     if (session.closed) return false;
     if (!standing) return this.forbid(session, "credentials no longer valid");
     // an older re-check finishing after a newer one has nothing newer to say about permissions
@@ -116,12 +117,19 @@ export class WsSessions {
     await Promise.all(sessions.map((s) => this.recheck(s).catch((error) => this.recheckFailed(error))));
   }
 
-  /** Re-checks every socket, one after another so as not to crowd the database pool. */
+  /**
+   * Re-checks every socket, one after another so as not to crowd the database pool. Sockets
+   * admitted as the same principal (the same user and credential) stand or fall together: their
+   * credential is looked up once in a round, not once per socket (a wall of 10,000 dashboards of
+   * one account otherwise cost 10,000 look-ups a round).
+   */
   async recheckAll(): Promise<void> {
+    const round = new Map<string, Promise<Standing | null>>();
+    const lookUp = (principal: Principal) => getOrCreate(round, JSON.stringify(principal), () => this.admission.recheck(principal));
     for (const sessions of [...this.byUser.values()]) {
       for (const session of [...sessions]) {
         try {
-          await this.recheck(session);
+          await this.recheck(session, lookUp);
         } catch (error) {
           // the database is out of reach: the next round will tell
           this.recheckFailed(error);

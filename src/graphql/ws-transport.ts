@@ -25,6 +25,29 @@ export interface SocketExtra {
   readonly log: ConnectionLog;
 }
 
+/**
+ * A subscription's `next` frames written straight to its socket (subscription-events.ts sends its
+ * events so): the payload's JSON text, serialised once for every subscriber of the same result,
+ * with the subscription's id spliced in, byte for byte what graphql-ws's own emit writes
+ * (`JSON.stringify({ id, type: "next", payload })`, no replacer). A socket whose earlier frames are
+ * still unsent makes the subscription wait until this one is written, as graphql-ws's emit waits
+ * on every send: a slow socket then takes the latest event of its feed (job.coalescing.ts) instead
+ * of a backlog that grows in memory.
+ */
+export function nextFrames(socket: WebSocket, id: string): (payload: string) => Promise<void> | undefined {
+  const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+  return (payload) => {
+    if (socket.readyState !== socket.OPEN) return undefined;
+    const frame = `${head}${payload}}`;
+    if (socket.bufferedAmount === 0) {
+      socket.send(frame);
+      return undefined;
+    }
+    // a failed write closes the socket, which ends its subscriptions
+    return new Promise<void>((resolve) => socket.send(frame, () => resolve()));
+  };
+}
+
 /** How often an idle connection is pinged; one that does not answer within as long is terminated. */
 const KEEP_ALIVE_MS = 12_000;
 

@@ -20,7 +20,7 @@ import { isRefusal, operationPipeline } from "./operation-pipeline.ts";
 import { SubscriptionEvents, type WireResult } from "./subscription-events.ts";
 import type { TrustedDocuments } from "./trusted-documents.ts";
 import { TOO_MANY_SUBSCRIPTIONS, WsSessions, type Session } from "./ws-sessions.ts";
-import { serveGraphQLOverWebSocket } from "./ws-transport.ts";
+import { nextFrames, serveGraphQLOverWebSocket } from "./ws-transport.ts";
 
 /**
  * GraphQL over WebSocket (graphql-ws, `graphql-transport-ws`) on /graphql. Admission as on every
@@ -217,11 +217,21 @@ export function createWsEndpoint({
         }
         ctx.extra.log.operationStarted(id, seen);
         const contextValue = context(session.principal);
+        if (operation.operation === "subscription") {
+          // its events go straight to the socket, each result serialised once for all its subscribers
+          const send = nextFrames(ctx.extra.socket, id);
+          events.sendThrough(contextValue, {
+            send: (result, json) => {
+              ctx.extra.log.answered(id, result.errors);
+              return send(json);
+            },
+          });
+        }
         return { schema, document, variableValues: payload.variables ?? undefined, operationName: payload.operationName, contextValue };
       },
       execute: executor.execute,
       subscribe: events.subscribe,
-      // a subscription event's result is sent as its shared execution made it
+      // a result not sent through its subscription's outlet (an operation's): as its shared execution made it
       onNext: (ctx, id, _payload, args, result) => {
         const sent = events.isWire(result) ? result : wireResult(args, result);
         ctx.extra.log.answered(id, sent.errors);

@@ -14,6 +14,8 @@ import type { DomainRef } from "../auth/permissions.ts";
 import type { Config } from "../config.ts";
 import { badInput, notFound, objectStoreUnavailable } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
+import { log } from "../log.ts";
+import { getOrCreate } from "../util/maps.ts";
 import { newHexId } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
 import { mappedFile, type AppRecord, type AppService } from "../apps/app.service.ts";
@@ -120,6 +122,13 @@ export interface AppMultimedia {
 }
 
 export class MultimediaJobService {
+  /**
+   * The feeds of each domain this process follows, behind one bus listener per domain: an event
+   * reaches thousands of dashboards of a domain through one loop instead of one EventTarget
+   * listener each (whose dispatch cost about as much as the feed's own handling).
+   */
+  private readonly listeners = new Map<string, { feeds: Set<(status: MultimediaStatus) => void>; stop: () => void }>();
+
   constructor(
     private readonly repository: JobRepository,
     private readonly blobs: BlobStore,
@@ -230,7 +239,31 @@ export class MultimediaJobService {
 
   /** Calls `hear` with each job event of the domain as this process receives it (a feed's source); returns what stops it. */
   listen(domainId: string, hear: (status: MultimediaStatus) => void): () => void {
-    return this.events.listen(MULTIMEDIA_PROGRESS, domainId, hear);
+    const domain = getOrCreate(this.listeners, domainId, () => {
+      const feeds = new Set<(status: MultimediaStatus) => void>();
+      // the feeds as the event arrives: one that starts meanwhile hears from the next event on
+      const stop = this.events.listen(MULTIMEDIA_PROGRESS, domainId, (status) => {
+        for (const feed of [...feeds]) {
+          try {
+            feed(status);
+          } catch (error) {
+            // one feed's failure is not the others': an EventTarget listener's would not be either
+            log.error("multimedia job feed failed", { error });
+          }
+        }
+      });
+      return { feeds, stop };
+    });
+    // each call its own entry, even for the same function
+    const entry = (status: MultimediaStatus) => hear(status);
+    domain.feeds.add(entry);
+    return () => {
+      domain.feeds.delete(entry);
+      if (domain.feeds.size === 0 && this.listeners.get(domainId) === domain) {
+        this.listeners.delete(domainId);
+        domain.stop();
+      }
+    };
   }
 
   /** Progress events of one job, at most, per second (PROGRESS_EVENTS_PER_SECOND): each subscription's bound too. */

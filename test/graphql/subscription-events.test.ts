@@ -4,7 +4,7 @@ import { WebSocket } from "ws";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { GraphQLContext } from "../../src/graphql/context.ts";
 import { CompiledExecution } from "../../src/graphql/compiled-execution.ts";
-import { SubscriptionEvents } from "../../src/graphql/subscription-events.ts";
+import { SubscriptionEvents, type EventOutlet } from "../../src/graphql/subscription-events.ts";
 import { graphqlSubscriptionsActive, subscriptionEvents } from "../../src/observability/metrics.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { appSource, createApp, png, postMultimedia, zip } from "../helpers/archives.ts";
@@ -28,6 +28,7 @@ type Event = { processingId: string; state: string; attempts: number; progress: 
 let app: TestApp;
 let url: string;
 const clients: Client[] = [];
+const sockets: WebSocket[] = [];
 
 /** A subscriber of the domain's feed; its events, once it is live. */
 async function follow(user: TestUser, query: string): Promise<Event[]> {
@@ -42,6 +43,25 @@ async function follow(user: TestUser, query: string): Promise<Event[]> {
     }
   })();
   return events;
+}
+
+/** A bare WebSocket speaking graphql-transport-ws that subscribes to the feed as `id`: the text of each frame it receives after the ack. */
+async function rawSubscriber(user: TestUser, id: string): Promise<string[]> {
+  const frames: string[] = [];
+  const socket = new WebSocket(url, "graphql-transport-ws");
+  sockets.push(socket);
+  await new Promise<void>((resolve, reject) => {
+    socket.on("error", reject);
+    socket.on("open", () => socket.send(JSON.stringify({ type: "connection_init", payload: { Authorization: user.authorization } })));
+    socket.on("message", (data) => {
+      const text = String(data);
+      if (text.includes('"connection_ack"')) {
+        socket.send(JSON.stringify({ id, type: "subscribe", payload: { query: FEED, variables: { d: "demo" } } }));
+        resolve();
+      } else frames.push(text);
+    });
+  });
+  return frames;
 }
 
 async function until(check: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
@@ -69,6 +89,7 @@ describe("CONTRACT §7.4 subscription events executed once per event and selecti
   });
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((c) => c.dispose()));
+    for (const socket of sockets.splice(0)) socket.terminate();
     await app.close();
   });
 
@@ -115,6 +136,25 @@ describe("CONTRACT §7.4 subscription events executed once per event and selecti
       }
     }
   });
+
+  it("§7.4: each next frame is byte for byte what graphql-ws writes ({id, type, payload}), the shared payload's text the same for every subscriber of the selection", async () => {
+    const alice = await createUser(app, { domain: "demo", permissions: ["edit_apps"] });
+    const appId = await createApp(app, alice.authorization, "demo", appSource({ paths: ["jr://file/commcare/image/a.png"] }), "Clinic");
+    const frames = await Promise.all(["one", 'two-"quoted"-id'].map((id) => rawSubscriber(alice, id)));
+    await until(async () => (await graphqlSubscriptionsActive.get()).values[0]?.value === frames.length);
+    await postMultimedia(app, alice.authorization, "demo", appId, await zip([{ name: "commcare/image/a.png", data: png(1) }]));
+    await app.services.worker.start(1);
+    await until(() => frames.every((received) => received.some((frame) => frame.includes('"COMPLETE"'))));
+    for (const [index, received] of frames.entries()) {
+      const id = ["one", 'two-"quoted"-id'][index];
+      for (const frame of received) {
+        const message = JSON.parse(frame) as { id: string; type: string; payload: unknown };
+        expect(frame).toBe(JSON.stringify({ id, type: "next", payload: message.payload }));
+      }
+    }
+    const payloads = frames.map((received) => received.map((frame) => frame.slice(frame.indexOf(',"type"'))));
+    expect(payloads[1]).toEqual(payloads[0]);
+  });
 });
 
 /**
@@ -138,7 +178,7 @@ function trackedSource(events: object[]) {
   return { iterator, state };
 }
 
-function setUp(source: AsyncIterableIterator<object>, wire: () => never | { data: null }) {
+function setUp(source: AsyncIterableIterator<object>, wire: () => never | { data: null }, outlet?: EventOutlet) {
   const query = new GraphQLObjectType({ name: "Query", fields: { ok: { type: GraphQLString } } });
   const subscription = new GraphQLObjectType({
     name: "Subscription",
@@ -147,7 +187,9 @@ function setUp(source: AsyncIterableIterator<object>, wire: () => never | { data
   const schema = new GraphQLSchema({ query, subscription });
   const principal = { userId: "u", username: "u", isSuperuser: false, scheme: "apikey" } as GraphQLContext["principal"];
   const events = new SubscriptionEvents({ context: () => ({ principal }) as GraphQLContext, execute: new CompiledExecution(schema).execute, wire });
-  return events.subscribe({ schema, document: parse("subscription { ticks }"), contextValue: { principal } });
+  const contextValue = { principal };
+  if (outlet) events.sendThrough(contextValue, outlet);
+  return events.subscribe({ schema, document: parse("subscription { ticks }"), contextValue });
 }
 
 describe("SubscriptionEvents ends its source", () => {
@@ -165,6 +207,46 @@ describe("SubscriptionEvents ends its source", () => {
       throw new Error("no result");
     })) as AsyncIterableIterator<unknown>;
     await expect(results.next()).rejects.toThrow("no result");
+    expect(state.ended).toBe(true);
+  });
+});
+
+describe("SubscriptionEvents through an outlet (each event sent by the subscription itself)", () => {
+  it("sends each event's result with its JSON text, yields none, and ends its source when completed", async () => {
+    const { iterator, state } = trackedSource([{}, {}]);
+    const sent: string[] = [];
+    const results = (await setUp(iterator, () => ({ data: null }), {
+      send: (_result, json) => void sent.push(json),
+    })) as AsyncIterableIterator<unknown>;
+    let yielded = false;
+    void results.next().then((next) => (yielded = !next.done));
+    await until(() => sent.length === 2);
+    expect(sent).toEqual(['{"data":null}', '{"data":null}']);
+    await results.return!();
+    expect(state.ended).toBe(true);
+    expect(yielded).toBe(false);
+  });
+
+  it("ends its source when a send fails (the error reaches the subscriber)", async () => {
+    const { iterator, state } = trackedSource([{}]);
+    const results = (await setUp(iterator, () => ({ data: null }), {
+      send: () => Promise.reject(new Error("socket gone")),
+    })) as AsyncIterableIterator<unknown>;
+    await expect(results.next()).rejects.toThrow("socket gone");
+    expect(state.ended).toBe(true);
+  });
+
+  it("sends nothing once completed, even for an event it had taken (its id may be a new subscription's by then)", async () => {
+    const { iterator, state } = trackedSource([{}]);
+    const sent: string[] = [];
+    const results = (await setUp(iterator, () => ({ data: null }), {
+      send: (_result, json) => void sent.push(json),
+    })) as AsyncIterableIterator<unknown>;
+    const next = results.next();
+    await results.return!();
+    expect(await next).toEqual({ value: undefined, done: true });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sent).toEqual([]);
     expect(state.ended).toBe(true);
   });
 });
