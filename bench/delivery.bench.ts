@@ -13,6 +13,7 @@
  * and the ratio is of the medians.
  */
 import { LIB, log, startCluster, startService, table, type PartResult, type Service } from "./lib/harness.ts";
+import { jobFeedSubscription } from "./lib/queries.ts";
 import { spawnChild, type Child } from "./lib/rpc.ts";
 import { int, median, ratio } from "./lib/stats.ts";
 
@@ -27,16 +28,8 @@ const intervalFor = (subscribers: number) => Math.max(120, subscribers / 10);
 const ROUNDS = 3;
 const LOADERS = 4;
 
-/** A dashboard's selection while a job runs (the feed part's, without the final result's counts). */
-const QUERY = `subscription BenchDelivery($domain: String!) {
-  multimediaJobs(domain: $domain) {
-    id processingId fileName sizeBytes state createdAt startedAt finishedAt attempts errors
-    app { appId name }
-    uploadedBy { username }
-    progress { current total percent }
-    result { totalFiles processedFiles matchedCount unmatchedCount imageCount audioCount videoCount }
-  }
-}`;
+/** A dashboard's selection (the feed part's). */
+const QUERY = jobFeedSubscription("BenchDelivery");
 
 interface Counts {
   received: number;

@@ -11,22 +11,14 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
+import { jobFeedSubscription } from "./queries.ts";
 import { sendEvent, serveCalls } from "./rpc.ts";
 import { wallClock } from "./stats.ts";
 
 const [url, authorization, domain, countArg] = process.argv.slice(2);
 const count = Number(countArg);
 
-/** What a dashboard shows of a job while it runs, and the result's counts once it is done (no file lists). */
-export const FEED_QUERY = `subscription BenchFeed($domain: String!) {
-  multimediaJobs(domain: $domain) {
-    id processingId fileName sizeBytes state createdAt startedAt finishedAt attempts errors
-    app { appId name }
-    uploadedBy { username }
-    progress { current total percent }
-    result { totalFiles processedFiles matchedCount unmatchedCount imageCount audioCount videoCount }
-  }
-}`;
+const FEED_QUERY = jobFeedSubscription("BenchFeed");
 
 interface FeedEvent {
   multimediaJobs: { processingId: string; state: string; attempts: number; finishedAt: string | null; progress: { current: number } };
