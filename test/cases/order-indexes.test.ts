@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkFilter, type CaseOrder, type CaseSlice, type OrderField, type Position } from "../../src/cases/case.query.ts";
 import { CaseRepository } from "../../src/cases/case.repository.ts";
+import { domainRow } from "../helpers/rows.ts";
 import { services, type TestServices } from "../helpers/services.ts";
 import { planOf, readsOf, recordingDb } from "./plans.ts";
 
@@ -18,7 +19,7 @@ let domain: { id: string; name: string };
 beforeAll(async () => {
   t = await services();
   const name = await t.domain();
-  domain = { id: (await t.db.prisma.domain.findUniqueOrThrow({ where: { name } })).id, name };
+  domain = { id: (await domainRow(t, name)).id, name };
 });
 afterAll(() => t.close());
 

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocationOrder } from "../../src/locations/location.model.ts";
 import { LocationRepository } from "../../src/locations/location.repository.ts";
 import { planOf, readsOf, recordingDb } from "../cases/plans.ts";
+import { domainRow } from "../helpers/rows.ts";
 import { services, type TestServices } from "../helpers/services.ts";
 
 let t: TestServices;
@@ -16,7 +17,7 @@ let domain: { id: string; name: string };
 beforeAll(async () => {
   t = await services();
   const name = await t.domain();
-  domain = { id: (await t.db.prisma.domain.findUniqueOrThrow({ where: { name } })).id, name };
+  domain = { id: (await domainRow(t, name)).id, name };
 });
 afterAll(() => t.close());
 
