@@ -1,8 +1,8 @@
-import { ApolloClient, HttpLink, InMemoryCache } from "@apollo/client";
-import { relayStylePagination } from "@apollo/client/utilities";
+import type { ApolloClient } from "@apollo/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { graphql } from "../generated/gql.ts";
 import type { ApolloSortedCasesQuery, CaseOrderBy } from "../generated/graphql.ts";
+import { listScreenClient } from "../helpers/apollo.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 
 /**
@@ -45,10 +45,7 @@ beforeAll(async () => {
       .send({ case_type: "visit", case_name: name, owner_id: "o", close: i % 2 === 1 });
     expect(res.status).toBe(200);
   }
-  client = new ApolloClient({
-    link: new HttpLink({ uri: `${base}/graphql`, headers: { Authorization: editor.authorization }, fetch }),
-    cache: new InMemoryCache({ typePolicies: { Query: { fields: { cases: relayStylePagination(["domain", "filter", "orderBy"]) } } } }),
-  });
+  client = listScreenClient(base, editor.authorization);
 });
 
 afterAll(async () => {

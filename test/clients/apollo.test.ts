@@ -1,8 +1,8 @@
-import { ApolloClient, HttpLink, InMemoryCache } from "@apollo/client";
-import { relayStylePagination } from "@apollo/client/utilities";
+import type { ApolloClient } from "@apollo/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { graphql } from "../generated/gql.ts";
 import type { ApolloCasePageQuery, ApolloCasePageQueryVariables } from "../generated/graphql.ts";
+import { listScreenClient } from "../helpers/apollo.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 
 /**
@@ -48,10 +48,7 @@ beforeEach(async () => {
     await writeCase("visit", name);
     await writeCase("other", `not ${name}`);
   }
-  client = new ApolloClient({
-    link: new HttpLink({ uri: `${base}/graphql`, headers: { Authorization: editor.authorization }, fetch }),
-    cache: new InMemoryCache({ typePolicies: { Query: { fields: { cases: relayStylePagination(["domain", "filter", "orderBy"]) } } } }),
-  });
+  client = listScreenClient(base, editor.authorization);
 });
 
 afterEach(async () => {
