@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { writeFile, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { pgliteDatabase, postgresDatabase, type Database } from "../../src/db/client.ts";
+import { loadConfig } from "../../src/config.ts";
+import { openDatabase, postgresDatabase, type Database } from "../../src/db/client.ts";
 import { applyMigrations } from "../../src/db/migrate.ts";
 import { JobQueue } from "../../src/multimedia/job.queue.ts";
 
@@ -17,7 +18,8 @@ async function installJobQueue(db: Database): Promise<void> {
 
 /**
  * Migrates one template database per test run; each test then gets a copy of it
- * (PGlite: a clone of the dumped data dir; PostgreSQL: CREATE DATABASE … TEMPLATE).
+ * (PGlite: a copy of the template's data directory, opened as the server opens its own;
+ * PostgreSQL: CREATE DATABASE … TEMPLATE).
  * TEST_DATABASE_URL (a PostgreSQL server URL) selects PostgreSQL; otherwise PGlite.
  */
 declare module "vitest" {
@@ -57,18 +59,17 @@ export default async function setup(project: TestProject) {
       await admin.end();
     };
   }
-  const pglite = await PGlite.create();
-  const db = pgliteDatabase(pglite);
+  // Memory-backed when the machine has it: every test writes a fresh copy of the ~40 MB directory.
+  const root = await mkdtemp(path.join(existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir(), "gateway-test-dbs-"));
+  const template = path.join(root, "template");
+  const db = await openDatabase({ dataDir: template, embeddedCacheMb: loadConfig({}).embeddedCacheMb });
   await applyMigrations(db.adapterFactory);
   await installJobQueue(db);
-  const dump = await pglite.dumpDataDir("none");
-  const file = path.join(os.tmpdir(), `pglite-template-${process.pid}.tar`);
-  await writeFile(file, Buffer.from(await dump.arrayBuffer()));
   await db.close();
-  project.provide("pgliteTemplate", file);
+  project.provide("pgliteTemplate", template);
   project.provide("postgresServer", "");
   project.provide("postgresTemplate", "");
   return async () => {
-    await rm(file, { force: true });
+    await rm(root, { recursive: true, force: true });
   };
 }
