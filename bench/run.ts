@@ -1,11 +1,11 @@
 /**
  * The benchmark: `npm run bench [-- --quick] [-- --pglite | --postgres] [-- --only part,part]
- * [-- --out FILE]`. On each database (the embedded PGlite, then a throwaway PostgreSQL 15 cluster)
+ * [-- --out FILE] [-- --figures FILE.json]`. On each database (the embedded PGlite, then a throwaway PostgreSQL 15 cluster)
  * it starts our service in a process of its own, seeds it, and runs the parts; the peer
  * (PostGraphile 5) runs in another process on the PostgreSQL data. Then the multimedia part, which
  * needs no database; and the dashboard feed, on two server processes sharing a PostgreSQL of its
  * own (skipped with --pglite). Writes bench/RESULTS.md: machine, date, figures, ratios, targets.
- * Parts: pull, filter, writes, locations, subscriptions, multimedia, feed, delivery.
+ * Parts: pull, filter, writes, locations, subscriptions, logging, multimedia, feed, delivery.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -32,6 +32,7 @@ import {
 import { seedCases } from "./lib/seed.ts";
 import { clock, ms, ratio } from "./lib/stats.ts";
 import { locations } from "./locations.bench.ts";
+import { logging } from "./logging.bench.ts";
 import { multimedia } from "./multimedia.bench.ts";
 import { subscriptions } from "./subscriptions.bench.ts";
 
@@ -44,6 +45,7 @@ const DB_PARTS: [string, (ctx: DbContext) => Promise<PartResult>][] = [
   ["writes", caseWrites],
   ["locations", locations],
   ["subscriptions", subscriptions],
+  ["logging", logging],
 ];
 
 const started = clock();
@@ -74,7 +76,7 @@ async function onDatabase(kind: DbKind): Promise<void> {
       log(`${DB_LABEL[kind]}: starting PostGraphile`);
       peer = await startPeer(cluster.url);
     }
-    const ctx: DbContext = { kind, label: DB_LABEL[kind], quick: options.quick, service, peer, cases };
+    const ctx: DbContext = { kind, label: DB_LABEL[kind], quick: options.quick, service, databaseUrl: cluster?.url, peer, cases };
     for (const [name, part] of DB_PARTS) {
       if (!wants(name)) continue;
       const start = clock();
@@ -165,6 +167,8 @@ const targets = [
     atMost("writes", { create1: 2.5, create8: 2 }),
   `- 100-case upserts at most 3× with 1 client, 2.5× with 8 (issue #16): ${each("writes", "upsert1")} (8 clients: ${each("writes", "upsert8")}).` +
     atMost("writes", { upsert1: 3, upsert8: 2.5 }),
+  `- Requests/s with logging at \`info\` within 5 % of \`LOG_LEVEL=silent\` (issue #29), time ÷ silent: REST GET ${each("logging", "logging0")}; GraphQL query ${each("logging", "logging1")}.` +
+    atMost("logging", { logging0: 1.05, logging1: 1.05 }),
   media
     ? `- Multimedia at least 0.8× \`unzip -t\` throughput (issue #16; #6 asked for half) and peak RSS under 300 MB: ${ratio(media.figures.throughputRatio)} of unzip's throughput, peak RSS ${media.figures.peakRssMb.toFixed(0)} MB.` +
       `${media.figures.throughputRatio >= 0.8 && media.figures.peakRssMb < 300 ? " **Met.**" : " **Missed.**"}`
@@ -198,6 +202,19 @@ function deliveryTarget(): string {
   return `- CPU per delivered subscription event at most 2× the raw \`ws\` socket's (issue #29): ${text}.${ratios.every(([, r]) => r <= 2) ? " **Met.**" : " **Missed.**"}`;
 }
 
+/** Every figure of the run by database and part (`multimedia`, `feed` and `delivery` apart): what the CI gate reads. */
+function allFigures(): Record<string, Record<string, Record<string, number>>> {
+  const byDatabase = Object.fromEntries(
+    [...results].map(([kind, parts]) => [kind, Object.fromEntries([...parts].map(([name, part]) => [name, part.figures]))]),
+  );
+  const apart = Object.fromEntries(
+    Object.entries({ multimedia: media, feed: dashboardFeed, delivery: deliveryCost }).flatMap(([name, part]) =>
+      part ? [[name, part.figures]] : [],
+    ),
+  );
+  return { ...byDatabase, ...(Object.keys(apart).length ? { apart } : {}) };
+}
+
 const notes = await readFile(path.join(ROOT, "bench", "NOTES.md"), "utf8").catch(() => "");
 const sections: string[] = [
   "# Benchmark results",
@@ -223,5 +240,6 @@ if (deliveryCost) sections.push("## Delivery cost (PostgreSQL, one process)", ""
 sections.push(...targets, "");
 if (notes) sections.push(notes.trim(), "");
 await writeFile(options.out, sections.join("\n"));
+if (options.figures) await writeFile(options.figures, `${JSON.stringify(allFigures(), null, 2)}\n`);
 log(`wrote ${path.relative(process.cwd(), options.out)} in ${((clock() - started) / 1000).toFixed(0)} s`);
 process.exit(0);

@@ -25,6 +25,8 @@ export interface Options {
   /** part names to run (all when empty) */
   only: Set<string>;
   out: string;
+  /** where to write every part's figures as JSON too (the CI gate reads them), if anywhere */
+  figures?: string;
 }
 
 export function parseOptions(argv: string[]): Options {
@@ -45,6 +47,7 @@ export function parseOptions(argv: string[]): Options {
     million: args.has("--million") ? databases : args.has("--quick") ? [] : databases.filter((d) => d === "postgres"),
     only: new Set((value("--only") ?? "").split(",").filter(Boolean)),
     out: path.resolve(value("--out") ?? path.join(ROOT, "bench", "RESULTS.md")),
+    figures: value("--figures") && path.resolve(value("--figures")!),
   };
 }
 
@@ -101,6 +104,8 @@ export interface ServiceOptions {
   workers?: boolean;
   /** start Node with --expose-gc (the `memory` call then collects first) */
   exposeGc?: boolean;
+  /** LOG_LEVEL (silent by default): the lines then go to the child's stderr, a pipe for the caller to read */
+  logLevel?: string;
 }
 
 /** Our service in its own process, on a fresh database (PGlite in memory, or the cluster's). */
@@ -110,8 +115,10 @@ export function startService(kind: DbKind, url?: string, options: ServiceOptions
     env: {
       ...(options.config ? { BENCH_SERVICE_CONFIG: JSON.stringify(options.config) } : {}),
       ...(options.workers ? { BENCH_WORKERS: "1" } : {}),
+      ...(options.logLevel ? { BENCH_LOG_LEVEL: options.logLevel } : {}),
     },
     execArgv: options.exposeGc ? ["--expose-gc"] : [],
+    ...(options.logLevel ? { stderr: "pipe" as const } : {}),
   });
 }
 
@@ -128,6 +135,8 @@ export interface DbContext {
   label: string;
   quick: boolean;
   service: Service;
+  /** the PostgreSQL cluster's URL (PostgreSQL only), for parts that start servers of their own */
+  databaseUrl?: string;
   /** PostGraphile on the same data; only where it applies (PostgreSQL) */
   peer?: Peer;
   /** cases seeded before the parts run */

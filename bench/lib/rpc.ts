@@ -24,7 +24,7 @@ export interface Child<Ready> {
 export async function spawnChild<Ready>(
   file: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; execArgv?: string[] } = {},
+  options: { env?: NodeJS.ProcessEnv; execArgv?: string[]; stderr?: "inherit" | "pipe" } = {},
 ): Promise<Child<Ready>> {
   const child = fork(file, args, {
     // BENCH_CPU_PROF=DIR: every child writes a V8 CPU profile there (see bench/tools/cpuprofile-top.ts)
@@ -36,7 +36,7 @@ export async function spawnChild<Ready>(
       ...(options.execArgv ?? []),
     ],
     env: { ...process.env, ...options.env },
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    stdio: ["ignore", "inherit", options.stderr ?? "inherit", "ipc"],
     serialization: "advanced",
   });
   const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();

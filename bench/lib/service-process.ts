@@ -6,7 +6,8 @@
  *   argv: pglite | postgres [url [join]]
  * `join`: a second process on a database another one seeded (the bench domain, user and key are
  * read, not created). BENCH_SERVICE_CONFIG (JSON) overrides the configuration the benchmark sets;
- * BENCH_WORKERS=1 starts the multimedia worker, as a production process does.
+ * BENCH_WORKERS=1 starts the multimedia worker, as a production process does. BENCH_LOG_LEVEL sets
+ * LOG_LEVEL (silent by default, so that no part pays for lines nobody reads; the logging part reads them).
  */
 import "reflect-metadata";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -17,7 +18,7 @@ import pg from "pg";
 import { loadConfig } from "../../src/config.ts";
 import { pgliteDatabase, postgresDatabase, type Database } from "../../src/db/client.ts";
 import { applyMigrations } from "../../src/db/migrate.ts";
-import { setLogLevel } from "../../src/log.ts";
+import { setLogLevel, type LogLevel } from "../../src/log.ts";
 import { MULTIMEDIA_PROGRESS, type MultimediaStatus } from "../../src/multimedia/job.events.ts";
 import type { Attempt } from "../../src/multimedia/job.attempt.ts";
 import type { TaskAttempt } from "../../src/multimedia/job.queue.ts";
@@ -39,7 +40,8 @@ type Query = (sql: string, params?: unknown[]) => Promise<{ rows: Record<string,
 
 const [kind, url, mode] = process.argv.slice(2);
 const joining = mode === "join";
-setLogLevel("silent");
+const logLevel = (process.env.BENCH_LOG_LEVEL ?? "silent") as LogLevel;
+setLogLevel(logLevel);
 const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-service-"));
 
 let db: Database;
@@ -62,7 +64,7 @@ await applyMigrations(db.adapterFactory);
 const services = await createServices(
   db,
   loadConfig({
-    LOG_LEVEL: "silent",
+    LOG_LEVEL: logLevel,
     DATA_DIR: dataDir,
     GRAPHQL_MAX_COST: "10000000",
     RATE_LIMIT_REQUESTS: "1000000000",
