@@ -43,7 +43,10 @@ import { dataStart, openDirectory, WindowedFile } from "./zip-file.ts";
 export interface ProcessHooks {
   /** entries done and total, after every entry (persisted by the caller) */
   progress(current: number, total: number): Promise<void>;
-  /** keeps a matched file (deduplicated by content hash) and returns its id */
+  /**
+   * keeps a matched file (deduplicated by content hash) and returns its id; a `buffer` given is
+   * valid only until the returned promise settles (it may show the archive's read window)
+   */
   store(file: {
     content: { buffer: Buffer } | { file: string };
     sha256: string;
@@ -66,8 +69,15 @@ export const UNREADABLE_ENTRY = "Error reading file";
 
 type Digests = { sha256: string; md5: string };
 
-/** An entry read; a small one's digests are computed only once it matches (digestsOf). */
-type Spooled = { size: number; head: Buffer } & ({ buffer: Buffer } | ({ buffer: Buffer } & Digests) | ({ file: string } & Digests));
+/**
+ * An entry read; a small one's digests are computed only once it matches (digestsOf). A small
+ * stored entry's bytes may be a view of the archive's window (`release` lets the window go).
+ */
+type Spooled = { size: number; head: Buffer; release?: () => void } & (
+  | { buffer: Buffer }
+  | ({ buffer: Buffer } & Digests)
+  | ({ file: string } & Digests)
+);
 
 /** sha256 for the dedupe, md5 for the wire: from memory, unless the read computed them already. */
 function digestsOf(spooled: Spooled): Digests {
@@ -168,9 +178,17 @@ function isSmall(entry: yauzl.Entry): boolean {
  * no reference never is.
  */
 async function readSmall(archive: WindowedFile, entry: yauzl.Entry): Promise<Spooled> {
-  const raw = await archive.bytes(await dataStart(archive, entry), entry.compressedSize);
-  const data = await verifiedMemberData(entry, raw);
-  return { size: data.length, head: data.subarray(0, SNIFF_BYTES), buffer: data };
+  const raw = await archive.lend(await dataStart(archive, entry), entry.compressedSize);
+  try {
+    const data = await verifiedMemberData(entry, raw.data);
+    // inflated data is its own buffer: the window's bytes are no longer needed
+    const lent = data === raw.data;
+    if (!lent) raw.release();
+    return { size: data.length, head: data.subarray(0, SNIFF_BYTES), buffer: data, release: lent ? raw.release : undefined };
+  } catch (error) {
+    raw.release();
+    throw error;
+  }
 }
 
 /**
@@ -361,6 +379,7 @@ async function processSource(
       result.matched_count += 1;
       result[`${mediaType}_count`] += 1;
     } finally {
+      spooled.release?.();
       if ("file" in spooled) await rm(target, { force: true });
     }
   };
