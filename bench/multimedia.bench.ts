@@ -15,13 +15,12 @@ import { createReadStream, createWriteStream, openAsBlob } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { Upload } from "@aws-sdk/lib-storage";
+import type { S3Client } from "@aws-sdk/client-s3";
 import yazl from "yazl";
 import type { Reference } from "../src/apps/references.ts";
 import { checkArchive } from "../src/multimedia/archive/zip-check.ts";
 import { processArchive } from "../src/multimedia/archive/zip-processor.ts";
-import { S3RVER_CREDENTIALS, startObjectStore, type TestObjectStore } from "../test/helpers/object-store.ts";
+import type { TestObjectStore } from "../test/helpers/object-store.ts";
 import { log, startService, table, type PartResult } from "./lib/harness.ts";
 import { clock, median, ratio } from "./lib/stats.ts";
 
@@ -156,6 +155,7 @@ async function measureS3UploadAndProcessing(store: TestObjectStore, file: string
 
 /** The same bytes put by the AWS SDK alone: the archive as one Upload (multipart, SDK defaults) under `key`. */
 async function sdkPutArchive(client: S3Client, store: TestObjectStore, file: string, key: string): Promise<number> {
+  const { Upload } = await import("@aws-sdk/lib-storage");
   const start = clock();
   await new Upload({ client, params: { Bucket: store.bucket, Key: key, Body: createReadStream(file) }, partSize: 5 * 2 ** 20 }).done();
   return clock() - start;
@@ -166,6 +166,7 @@ async function sdkPutArchive(client: S3Client, store: TestObjectStore, file: str
  * then one PutObject per member (the members' count and size, fresh bytes), four at a time.
  */
 async function sdkPutArchiveAndMembers(client: S3Client, store: TestObjectStore, file: string, entries: number): Promise<number> {
+  const { PutObjectCommand } = await import("@aws-sdk/client-s3");
   const member = randomBytes(ENTRY_BYTES);
   const start = clock();
   await sdkPutArchive(client, store, file, "sdk/with-members.zip");
@@ -182,7 +183,10 @@ async function sdkPutArchiveAndMembers(client: S3Client, store: TestObjectStore,
 }
 
 /** The S3 comparison: SDK alone, ours, SDK alone again, then SDK with one object per member. */
-export async function s3Comparison(file: string, entries: number, mb: number): Promise<{ markdown: string; figures: Record<string, number> }> {
+async function s3Comparison(file: string, entries: number, mb: number): Promise<{ markdown: string; figures: Record<string, number> }> {
+  // loaded here: the child processes that measure peak RSS must not carry the SDK or s3rver
+  const { S3RVER_CREDENTIALS, startObjectStore } = await import("../test/helpers/object-store.ts");
+  const { S3Client } = await import("@aws-sdk/client-s3");
   const store = await startObjectStore("media");
   const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
   // the service's SDK takes its credentials from the standard chain, i.e. this environment
