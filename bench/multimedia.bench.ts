@@ -4,21 +4,25 @@
  * run; throughput and peak RSS. The archive is built, and processed, each in a child process of its
  * own, so that the peak RSS is the processor's alone. Then the upload of that archive: the
  * response time of POST {app_id}/multimedia/ to our service (which checks every member before
- * answering), and the member check alone, in a child process of its own.
+ * answering), and the member check alone, in a child process of its own. Then the S3 store
+ * (BLOB_STORE_URL on @20minutes/s3rver, loopback): the same archive uploaded and processed by our
+ * service against the same bytes put by the AWS SDK alone, into the same s3rver, in the same run.
  *   modes (internal): --build FILE ENTRIES | --measure FILE ENTRIES | --check FILE
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, openAsBlob } from "node:fs";
+import { createReadStream, createWriteStream, openAsBlob } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import type { S3Client } from "@aws-sdk/client-s3";
 import yazl from "yazl";
 import type { Reference } from "../src/apps/references.ts";
 import { checkArchive } from "../src/multimedia/archive/zip-check.ts";
 import { processArchive } from "../src/multimedia/archive/zip-processor.ts";
+import type { TestObjectStore } from "../test/helpers/object-store.ts";
 import { log, startService, table, type PartResult } from "./lib/harness.ts";
-import { clock, ratio } from "./lib/stats.ts";
+import { clock, median, ratio } from "./lib/stats.ts";
 
 const ENTRY_BYTES = 100 * 1024;
 const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
@@ -103,6 +107,155 @@ async function measureUpload(file: string): Promise<number> {
   }
 }
 
+/** Our service on the S3 store (PGlite, the multimedia worker on), given the store's settings. */
+async function startS3Service(store: TestObjectStore) {
+  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...config } = store.env();
+  return startService("pglite", undefined, { config, workers: true });
+}
+
+/**
+ * The archive uploaded to our service on the S3 store and processed there: ms from the request's
+ * start to the 200, and to the job's completion (its status polled every 50 ms). Every entry is
+ * referred to by the app, so every one is stored as an object of its own.
+ */
+async function measureS3UploadAndProcessing(store: TestObjectStore, file: string, entries: number): Promise<{ uploadMs: number; totalMs: number }> {
+  const service = await startS3Service(store);
+  try {
+    const { base, authorization, domain } = service.ready;
+    const api = `${base}/a/${domain}/apps/api`;
+    const icons = Array.from({ length: entries }, (_, i) => ({ icon: `jr://file/commcare/image/f${i}.png` }));
+    const source = new FormData();
+    source.append("app_name", "bench-s3");
+    source.append("app_file", new Blob([JSON.stringify({ doc_type: "Application", modules: icons })]), "app.json");
+    const imported = await fetch(`${api}/import_app/`, { method: "POST", headers: { Authorization: authorization }, body: source });
+    if (imported.status !== 201) throw new Error(`import_app: ${imported.status} ${await imported.text()}`);
+    const { app_id: appId } = (await imported.json()) as { app_id: string };
+    const form = new FormData();
+    form.append("bulk_upload_file", await openAsBlob(file, { type: "application/zip" }), "media.zip");
+    const start = clock();
+    const res = await fetch(`${api}/${appId}/multimedia/`, { method: "POST", headers: { Authorization: authorization }, body: form });
+    const body = await res.text();
+    const uploadMs = clock() - start;
+    if (res.status !== 200) throw new Error(`upload: ${res.status} ${body}`);
+    const { processing_id: id } = JSON.parse(body) as { processing_id: string };
+    for (;;) {
+      const status = await fetch(`${api}/${appId}/multimedia/status/${id}/`, { headers: { Authorization: authorization } });
+      const job = (await status.json()) as { complete?: boolean; matched_count?: number };
+      if (job.complete) {
+        const totalMs = clock() - start;
+        if (job.matched_count !== entries) throw new Error(`S3: the job ended ${JSON.stringify(job).slice(0, 300)}`);
+        return { uploadMs, totalMs };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    await service.stop();
+  }
+}
+
+/** The same bytes put by the AWS SDK alone: the archive as one Upload (multipart, SDK defaults) under `key`. */
+async function sdkPutArchive(client: S3Client, store: TestObjectStore, file: string, key: string): Promise<number> {
+  const { Upload } = await import("@aws-sdk/lib-storage");
+  const start = clock();
+  await new Upload({ client, params: { Bucket: store.bucket, Key: key, Body: createReadStream(file) }, partSize: 5 * 2 ** 20 }).done();
+  return clock() - start;
+}
+
+/**
+ * What any design that keeps each media file as an object of its own puts at least: the archive,
+ * then one PutObject per member (the members' count and size, fresh bytes), four at a time.
+ */
+async function sdkPutArchiveAndMembers(client: S3Client, store: TestObjectStore, file: string, entries: number): Promise<number> {
+  const { PutObjectCommand } = await import("@aws-sdk/client-s3");
+  const member = randomBytes(ENTRY_BYTES);
+  const start = clock();
+  await sdkPutArchive(client, store, file, "sdk/with-members.zip");
+  let next = 0;
+  const putter = async () => {
+    for (let i = next++; i < entries; i = next++) {
+      const body = Buffer.from(member);
+      body.writeUInt32LE(i, 0);
+      await client.send(new PutObjectCommand({ Bucket: store.bucket, Key: `sdk/members/f${i}.png`, Body: body }));
+    }
+  };
+  await Promise.all([putter(), putter(), putter(), putter()]);
+  return clock() - start;
+}
+
+/** The S3 comparison: SDK alone, ours, SDK alone again, then SDK with one object per member. */
+async function s3Comparison(file: string, entries: number, mb: number): Promise<{ markdown: string; figures: Record<string, number> }> {
+  // loaded here: the child processes that measure peak RSS must not carry the SDK or s3rver
+  const { S3RVER_CREDENTIALS, startObjectStore } = await import("../test/helpers/object-store.ts");
+  const { S3Client } = await import("@aws-sdk/client-s3");
+  const store = await startObjectStore("media");
+  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+  // the service's SDK takes its credentials from the standard chain, i.e. this environment
+  Object.assign(process.env, S3RVER_CREDENTIALS);
+  const client = new S3Client({
+    region: "us-east-1",
+    endpoint: store.endpoint,
+    forcePathStyle: true,
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
+  });
+  try {
+    const sdk = [await sdkPutArchive(client, store, file, "sdk/first.zip")];
+    const ours = await measureS3UploadAndProcessing(store, file, entries);
+    sdk.push(await sdkPutArchive(client, store, file, "sdk/second.zip"));
+    const sdkMembers = await sdkPutArchiveAndMembers(client, store, file, entries);
+    const sdkMs = median(sdk);
+    const markdown = [
+      `### Multimedia on the S3 store (@20minutes/s3rver on loopback), the same archive`,
+      "",
+      table(
+        ["Measure", "Time (ms)", "Throughput (MB/s)", "Ours ÷ SDK (time)"],
+        [
+          [
+            "SDK alone: the archive as one multipart `Upload` (median of one before ours and one after)",
+            sdkMs.toFixed(0),
+            (mb / (sdkMs / 1000)).toFixed(0),
+            "—",
+          ],
+          [
+            "Ours: `POST {app_id}/multimedia/` answered (body streamed into the store, every member checked by ranged reads)",
+            ours.uploadMs.toFixed(0),
+            (mb / (ours.uploadMs / 1000)).toFixed(0),
+            ratio(ours.uploadMs / sdkMs),
+          ],
+          [
+            `Ours: upload + processing (every one of the ${entries.toLocaleString("en")} entries matched and stored as an object of its own)`,
+            ours.totalMs.toFixed(0),
+            (mb / (ours.totalMs / 1000)).toFixed(0),
+            ratio(ours.totalMs / sdkMs),
+          ],
+          [
+            `SDK alone: the archive, then ${entries.toLocaleString("en")} \`PutObject\`s of the members' size (4 at a time)`,
+            sdkMembers.toFixed(0),
+            (mb / (sdkMembers / 1000)).toFixed(0),
+            `${ratio(ours.totalMs / sdkMembers)} (ours ÷ this)`,
+          ],
+        ],
+      ),
+      "",
+      "s3rver runs in the benchmark's process; our service (PGlite, the worker on) in its own. Target: upload + processing within 1.5× of the SDK alone putting the archive.",
+    ].join("\n");
+    return {
+      markdown,
+      figures: { s3Ratio: ours.totalMs / sdkMs, s3UploadRatio: ours.uploadMs / sdkMs, s3MembersRatio: ours.totalMs / sdkMembers },
+    };
+  } finally {
+    client.destroy();
+    await store.close();
+    for (const [name, value] of [
+      ["AWS_ACCESS_KEY_ID", saved.id],
+      ["AWS_SECRET_ACCESS_KEY", saved.secret],
+    ] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
+
 const child = (...args: string[]) =>
   execFileSync(process.execPath, ["--import", "tsx", import.meta.filename, ...args], {
     stdio: ["ignore", "pipe", "inherit"],
@@ -132,6 +285,9 @@ export async function multimedia(quick: boolean): Promise<PartResult> {
     const check = JSON.parse(child("--check", file)) as { ms: number; peakRss: number; state: string };
     if (check.state !== "ok") throw new Error(`the upload check says ${check.state}`);
 
+    log("  multimedia: the S3 store (s3rver): the SDK alone, then upload + processing, then the SDK again");
+    const s3 = await s3Comparison(file, entries, mb);
+
     const markdown = [
       `### Multimedia archive: ${mb.toFixed(0)} MB, ${entries.toLocaleString("en")} entries (one in ten deflated)`,
       "",
@@ -160,10 +316,12 @@ export async function multimedia(quick: boolean): Promise<PartResult> {
       "",
       "The upload answers once the body is on disk and every member's data is checked (CONTRACT §4: a corrupt ZIP is 400); " +
         `the check alone runs at ${ratio(unzipMs / check.ms)} of \`unzip -t\`'s throughput.`,
+      "",
+      s3.markdown,
     ].join("\n");
     return {
       markdown,
-      figures: { throughputRatio: unzipMs / ours.ms, peakRssMb: ours.peakRss / 2 ** 20, uploadMs, uploadCheckMs: check.ms },
+      figures: { throughputRatio: unzipMs / ours.ms, peakRssMb: ours.peakRss / 2 ** 20, uploadMs, uploadCheckMs: check.ms, ...s3.figures },
     };
   } finally {
     await rm(dir, { recursive: true, force: true });

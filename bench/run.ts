@@ -173,6 +173,9 @@ const targets = [
     ? `- Multimedia at least 0.8× \`unzip -t\` throughput (issue #16; #6 asked for half) and peak RSS under 300 MB: ${ratio(media.figures.throughputRatio)} of unzip's throughput, peak RSS ${media.figures.peakRssMb.toFixed(0)} MB.` +
       `${media.figures.throughputRatio >= 0.8 && media.figures.peakRssMb < 300 ? " **Met.**" : " **Missed.**"}`
     : "- Multimedia: not measured in this run.",
+  media
+    ? `- Multimedia on the S3 store, upload + processing within 1.5× of the SDK alone putting the same archive (issue #29): ${ratio(media.figures.s3Ratio)}.${media.figures.s3Ratio <= 1.5 ? " **Met.**" : " **Missed.**"}`
+    : "- Multimedia on the S3 store: not measured in this run.",
   dashboardFeed ? feedTarget(dashboardFeed.figures) : "- Dashboard feed (issue #14): not measured in this run.",
   deliveryTarget(),
   "- Not in this benchmark (issue #16): the embedded server's idle RSS (under 350 MB: measured apart: bench/NOTES.md, Memory of an idle server); the soak's mixed load with one process and with two (`npm run soak -- --processes 2`; ratio and what bounds it in bench/notes/soak-processes.md).",

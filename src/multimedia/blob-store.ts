@@ -36,6 +36,12 @@ export interface BlobStore {
   downloadUrl(key: string, contentType: string): Promise<string | null>;
   /** whether an upload is spooled on this machine's disk (so the free-space check applies to it) */
   readonly spoolsLocally: boolean;
+  /**
+   * how many matched files a multimedia job stores at once while it reads on: more than one where
+   * each store is round trips to another machine (stored one after the other, those were most of
+   * a job's time); 1 keeps the order of every step as it was
+   */
+  readonly storesAtOnce: number;
   /** whether a store outside the process answers, with its credentials (/readyz); absent for local storage */
   check?(): Promise<boolean>;
   /** a directory for files on their way in, on the store's own device where that matters */
@@ -106,6 +112,7 @@ async function* filesUnder(root: string, dir = root): AsyncIterable<string> {
 
 export class FileBlobStore implements BlobStore {
   readonly spoolsLocally = true;
+  readonly storesAtOnce = 1;
 
   constructor(private readonly root: string) {}
 
@@ -188,6 +195,7 @@ const CHUNK = 1024 * 1024;
  */
 export class DatabaseBlobStore implements BlobStore {
   readonly spoolsLocally = true;
+  readonly storesAtOnce = 1;
   private readonly pool: pg.Pool;
 
   /** `tempRoot`: where blobs are copied to be read as files, and uploads spooled */

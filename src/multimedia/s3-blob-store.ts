@@ -61,6 +61,7 @@ function counter(): Transform & { bytes: number } {
 
 export class S3BlobStore implements BlobStore {
   readonly spoolsLocally = false;
+  readonly storesAtOnce = 4;
   private readonly client: S3Client;
 
   constructor(

@@ -92,6 +92,7 @@ export class MultimediaWorker {
       store: (file) => attempt.store({ ...file, mediaClass: MEDIA_CLASS[file.mediaType] }),
       // a lost claim means pg-boss has already given the job to another attempt
       stopping: () => this.stopping || claim.aborted,
+      storesAtOnce: this.blobs.storesAtOnce,
     });
     await attempt.complete(result, stored);
   }

@@ -570,6 +570,67 @@ describe("a failure that stops the reading of further entries still fails the jo
   });
 });
 
+describe("§4: stores at once (an object store) give the same result, stored files and progress as one at a time", () => {
+  it("lists and stores every match in archive order, counts progress in order, stores the same content once, and fails on a failed store", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "zip-stores-"));
+    try {
+      const limits = { maxEntryBytes: 1e9, maxTotalBytes: 1e9, maxRatio: 100, ratioFloorBytes: 16 * 1024 * 1024 };
+      // entry i: png(i % 7), so entries 7 to 13 repeat 0 to 6; every third is not referred to; one is a text file
+      const names = Array.from({ length: 20 }, (_, i) => `m/e${i}.png`);
+      const file = path.join(dir, "a.zip");
+      await writeFile(
+        file,
+        await zip([
+          ...names.map((name, i) => ({ name, data: png(i % 7) })),
+          { name: "t.txt", data: Buffer.from("t") },
+          { name: "big.png", data: Buffer.concat([png(99), randomBytes(2 * 1024 * 1024)]) },
+        ]),
+      );
+      const references = findReferences(
+        Object.fromEntries([...names.filter((_, i) => i % 3 !== 1), "big.png"].map((name, i) => [`r${i}`, `jr://file/${name}`])),
+      );
+      const run = async (storesAtOnce: number, failing?: string) => {
+        const progress: number[] = [];
+        const stores: string[] = [];
+        let running = 0;
+        let most = 0;
+        const { result, stored } = await processArchive(file, references, limits, dir, {
+          progress: async (current) => void progress.push(current),
+          store: async ({ sha256, content }) => {
+            stores.push(sha256);
+            most = Math.max(most, ++running);
+            const bytes = "buffer" in content ? Buffer.from(content.buffer) : null;
+            await new Promise((resolve) => setTimeout(resolve, 5 + (sha256.charCodeAt(0) % 4) * 5));
+            running -= 1;
+            if (sha256 === failing) throw new Error("the store refused");
+            // the bytes given stay the entry's until the store has settled
+            if (bytes && "buffer" in content && !bytes.equals(content.buffer)) throw new Error("bytes changed under the store");
+            return `id-${sha256.slice(0, 8)}`;
+          },
+          stopping: () => false,
+          storesAtOnce,
+        });
+        return { result, stored, progress, stores, most };
+      };
+      const one = await run(1);
+      const four = await run(4);
+      expect(four.result).toEqual(one.result);
+      expect(four.stored).toEqual(one.stored);
+      expect(one.stored.map((s) => s.fileId).every((id) => id.startsWith("id-"))).toBe(true);
+      expect(four.progress).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
+      expect(one.progress).toEqual(four.progress);
+      expect(one.most).toBe(1);
+      expect(four.most).toBeGreaterThan(1);
+      expect(four.most).toBeLessThanOrEqual(4);
+      expect(new Set(four.stores).size).toBe(new Set(one.stores).size);
+      await expect(run(4, one.stores[3])).rejects.toThrow("the store refused");
+      expect(await readdir(dir)).toEqual(["a.zip"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("progress is persisted after every entry (current, total, floor percent)", () => {
   it("reports (1,3), (2,3), (3,3) for three entries and (0,0) for an empty archive", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "zip-progress-"));

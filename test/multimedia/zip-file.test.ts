@@ -62,4 +62,33 @@ describe("WindowedFile", () => {
     expect(Buffer.concat([first, next]).equals(CONTENT.subarray(4 * MiB - 100, 5 * MiB))).toBe(true);
     await file.settle();
   });
+
+  it("lends views that stay the file's bytes until released while the windows move on, then reuses their buffers", async () => {
+    const file = await windowed();
+    const held: { at: number; loan: Awaited<ReturnType<WindowedFile["lend"]>> }[] = [];
+    for (let at = 0; at < CONTENT.length; at += 3 * MiB) held.push({ at, loan: await file.lend(at, 100 * 1024) });
+    for (const { at, loan } of held) expect(loan.data.equals(CONTENT.subarray(at, at + 100 * 1024))).toBe(true);
+    for (const { loan } of held) loan.release();
+    // released: the next windows are read into the buffers the loans held, not into new ones
+    const buffers = new Set<ArrayBufferLike>();
+    for (let at = 0; at < CONTENT.length; at += 2 * MiB) {
+      const loan = await file.lend(at, 1024);
+      expect(loan.data.equals(CONTENT.subarray(at, at + 1024))).toBe(true);
+      buffers.add(loan.data.buffer);
+      loan.release();
+    }
+    expect(buffers.size).toBeLessThanOrEqual(held.length + 2);
+    await file.settle();
+  });
+
+  it("lends a copy of bytes across two windows, and bytes past the end as far as the file goes", async () => {
+    const file = await windowed();
+    const across = await file.lend(4 * MiB - 10, 20);
+    expect(across.data.equals(CONTENT.subarray(4 * MiB - 10, 4 * MiB + 10))).toBe(true);
+    const end = await file.lend(CONTENT.length - 5, 100);
+    expect(end.data.equals(CONTENT.subarray(CONTENT.length - 5))).toBe(true);
+    across.release();
+    end.release();
+    await file.settle();
+  });
 });

@@ -20,6 +20,12 @@ interface Window {
   data: Buffer;
 }
 
+/** Bytes lent by `WindowedFile.lend`: a view of a window, valid until `release` is called. */
+export interface Loan {
+  data: Buffer;
+  release(): void;
+}
+
 /**
  * How many of `length` bytes at `position` the source still holds. Bytes read earlier are served
  * only as far as the source still goes, so that an archive cut short while it is read fails as it
@@ -39,19 +45,24 @@ const NO_WINDOW: Window = { start: 0, data: Buffer.alloc(0) };
 
 /**
  * Reads of the archive served from a window of it, the next window being read ahead while this
- * one is used (members lie one after the other, so reads mostly run forward). The two windows'
- * buffers are allocated once and filled in turn, so what is served is a copy: a fresh 4 MiB
- * buffer per window was garbage that V8 collected late (a 1 GB archive made the server grow by
- * 118-166 MB, not 71-74). A window's buffer is read into only once no call can be served from it.
- * Calls may overlap (the processor reads one entry ahead): they take turns, so that the read ahead
- * is used once.
+ * one is used (members lie one after the other, so reads mostly run forward). Window buffers are
+ * allocated once and reused: a fresh 4 MiB buffer per window was garbage that V8 collected late
+ * (a 1 GB archive made the server grow by 118-166 MB, not 71-74). `bytes` and `chunk` serve
+ * copies; `lend` serves a view of the window itself (no copy: with every member copied out, the
+ * copies were most of the garbage collector's work), and the window's buffer is read into again
+ * only once every view of it is released. A buffer is reused only once no call can be served from
+ * it and nothing borrowed from it is held: the window, the read ahead and the lent buffers are at
+ * most four. Calls may overlap (the processor reads one entry ahead): they take turns, so that the
+ * read ahead is used once.
  */
 export class WindowedFile {
   private window = NO_WINDOW;
-  private ahead: { start: number; read: Promise<Window> } | undefined;
+  private ahead: { start: number; buffer: Buffer; read: Promise<Window> } | undefined;
   private turn: Promise<unknown> = Promise.resolve();
-  /** the buffers the window and the read ahead fill in turn (allocated on first use) */
-  private buffers: [Buffer, Buffer] | undefined;
+  /** window buffers free to be read into */
+  private readonly spare: Buffer[] = [];
+  /** views lent and not yet released, by the window buffer they show */
+  private readonly lent = new Map<ArrayBufferLike, { buffer: Buffer; count: number; leftBehind: boolean }>();
 
   constructor(
     private readonly source: ByteSource,
@@ -79,17 +90,20 @@ export class WindowedFile {
    * the end of the file), the caller's own.
    */
   chunk(position: number, maxLength: number): Promise<Buffer> {
-    const served = (window: Window) => {
-      const offset = position - window.start;
-      return Buffer.from(window.data.subarray(offset, offset + stillThere(this.source, position, maxLength)));
-    };
-    if (this.holds(this.window, position)) return Promise.resolve(served(this.window));
-    const read = this.turn.then(async () => {
-      if (!this.holds(this.window, position)) await this.moveTo(position);
-      return served(this.window);
+    return this.served(position, (window) => Buffer.from(this.view(window, position, maxLength)));
+  }
+
+  /**
+   * `length` bytes at `position` (fewer only at the end of the file) as a loan: a view of the
+   * window when they lie within one, a copy otherwise. The bytes stay as they are until `release`;
+   * the window they show is not read into again before.
+   */
+  async lend(position: number, length: number): Promise<Loan> {
+    const loan = await this.served(position, (window) => {
+      const data = this.view(window, position, length);
+      return data.length === length ? this.loanOf(data) : undefined;
     });
-    this.turn = read.catch(() => {});
-    return read;
+    return loan ?? { data: await this.bytes(position, length), release: () => {} };
   }
 
   /** Lets the reads in flight finish (before the file is closed). */
@@ -98,8 +112,55 @@ export class WindowedFile {
     await this.ahead?.read.catch(() => {});
   }
 
+  /** `serve(window)` once the window holds `position`: at once when it does already. */
+  private served<T>(position: number, serve: (window: Window) => T): Promise<T> {
+    if (this.holds(this.window, position)) return Promise.resolve(serve(this.window));
+    const read = this.turn.then(async () => {
+      if (!this.holds(this.window, position)) await this.moveTo(position);
+      return serve(this.window);
+    });
+    this.turn = read.catch(() => {});
+    return read;
+  }
+
+  private view(window: Window, position: number, maxLength: number): Buffer {
+    const offset = position - window.start;
+    return window.data.subarray(offset, offset + stillThere(this.source, position, maxLength));
+  }
+
+  private loanOf(data: Buffer): Loan {
+    const held = this.lent.get(data.buffer) ?? { buffer: this.bufferOf(data), count: 0, leftBehind: false };
+    held.count += 1;
+    this.lent.set(data.buffer, held);
+    let released = false;
+    return {
+      data,
+      release: () => {
+        if (released) return;
+        released = true;
+        held.count -= 1;
+        if (held.count > 0) return;
+        this.lent.delete(data.buffer);
+        if (held.leftBehind) this.spare.push(held.buffer);
+      },
+    };
+  }
+
+  /** The whole window buffer a view of a window belongs to. */
+  private bufferOf(data: Buffer): Buffer {
+    return Buffer.from(data.buffer, 0, data.buffer.byteLength);
+  }
+
   private holds(window: Window, position: number): boolean {
     return position >= window.start && position < window.start + window.data.length;
+  }
+
+  /** A window's buffer no call is served from any more: free once nothing lent from it is held. */
+  private leave(data: Buffer): void {
+    if (data.buffer === NO_WINDOW.data.buffer || data.buffer.byteLength === 0) return;
+    const held = this.lent.get(data.buffer);
+    if (held) held.leftBehind = true;
+    else this.spare.push(this.bufferOf(data));
   }
 
   /** Makes the window the one holding `position`, and reads the next one ahead. */
@@ -107,30 +168,32 @@ export class WindowedFile {
     const ahead = this.ahead;
     this.ahead = undefined;
     // nothing is served from the window left behind any more: its buffer is read into next
+    this.leave(this.window.data);
     this.window = NO_WINDOW;
     let window: Window | undefined;
-    if (ahead && position >= ahead.start && position < ahead.start + WINDOW_BYTES) {
-      window = await ahead.read;
-      if (!this.holds(window, position)) window = undefined;
-    } else {
-      await ahead?.read.catch(() => {});
+    if (ahead) {
+      const wanted = position >= ahead.start && position < ahead.start + WINDOW_BYTES;
+      // a failed read ahead fails this read only when this read wanted its bytes
+      const read = await ahead.read.catch((error: unknown) => {
+        if (wanted) throw error;
+        return undefined;
+      });
+      if (wanted && read && this.holds(read, position)) window = read;
+      else this.spare.push(ahead.buffer);
     }
-    const [mine, other] = this.freeBuffers(window);
-    this.window = window ?? (await this.read(position, mine));
+    this.window = window ?? (await this.read(position, this.take()));
     const next = this.window.start + this.window.data.length;
     if (this.window.data.length > 0 && next < this.size) {
-      const read = this.read(next, other);
+      const buffer = this.take();
+      const read = this.read(next, buffer);
       read.catch(() => {}); // awaited when used, or by settle()
-      this.ahead = { start: next, read };
+      this.ahead = { start: next, buffer, read };
     }
   }
 
-  /** The buffer to read the window into and the one for the read ahead: `kept`'s buffer is neither. */
-  private freeBuffers(kept: Window | undefined): [Buffer, Buffer] {
-    const bytes = Math.min(WINDOW_BYTES, this.size);
-    this.buffers ??= [Buffer.allocUnsafeSlow(bytes), Buffer.allocUnsafeSlow(bytes)];
-    const [a, b] = this.buffers;
-    return kept?.data.buffer === b.buffer ? [b, a] : [a, b];
+  /** A window buffer to read into: a spare one, else a new one. */
+  private take(): Buffer {
+    return this.spare.pop() ?? Buffer.allocUnsafeSlow(Math.min(WINDOW_BYTES, this.size));
   }
 
   private async read(position: number, into: Buffer): Promise<Window> {

@@ -43,7 +43,10 @@ import { dataStart, openDirectory, WindowedFile } from "./zip-file.ts";
 export interface ProcessHooks {
   /** entries done and total, after every entry (persisted by the caller) */
   progress(current: number, total: number): Promise<void>;
-  /** keeps a matched file (deduplicated by content hash) and returns its id */
+  /**
+   * keeps a matched file (deduplicated by content hash) and returns its id; a `buffer` given is
+   * valid only until the returned promise settles (it may show the archive's read window)
+   */
   store(file: {
     content: { buffer: Buffer } | { file: string };
     sha256: string;
@@ -54,6 +57,12 @@ export interface ProcessHooks {
   }): Promise<string>;
   /** true when the job should stop (shutdown): the caller leaves it resumable */
   stopping(): boolean;
+  /**
+   * how many matched files may be stored at once while the next entries are read (default 1: each
+   * store is waited for before the next entry); progress still counts entries in order, each once
+   * its store has settled
+   */
+  storesAtOnce?: number;
 }
 
 export class ArchiveError extends Error {}
@@ -66,8 +75,15 @@ export const UNREADABLE_ENTRY = "Error reading file";
 
 type Digests = { sha256: string; md5: string };
 
-/** An entry read; a small one's digests are computed only once it matches (digestsOf). */
-type Spooled = { size: number; head: Buffer } & ({ buffer: Buffer } | ({ buffer: Buffer } & Digests) | ({ file: string } & Digests));
+/**
+ * An entry read; a small one's digests are computed only once it matches (digestsOf). A small
+ * stored entry's bytes may be a view of the archive's window (`release` lets the window go).
+ */
+type Spooled = { size: number; head: Buffer; release?: () => void } & (
+  | { buffer: Buffer }
+  | ({ buffer: Buffer } & Digests)
+  | ({ file: string } & Digests)
+);
 
 /** sha256 for the dedupe, md5 for the wire: from memory, unless the read computed them already. */
 function digestsOf(spooled: Spooled): Digests {
@@ -168,9 +184,17 @@ function isSmall(entry: yauzl.Entry): boolean {
  * no reference never is.
  */
 async function readSmall(archive: WindowedFile, entry: yauzl.Entry): Promise<Spooled> {
-  const raw = await archive.bytes(await dataStart(archive, entry), entry.compressedSize);
-  const data = await verifiedMemberData(entry, raw);
-  return { size: data.length, head: data.subarray(0, SNIFF_BYTES), buffer: data };
+  const raw = await archive.lend(await dataStart(archive, entry), entry.compressedSize);
+  try {
+    const data = await verifiedMemberData(entry, raw.data);
+    // inflated data is its own buffer: the window's bytes are no longer needed
+    const lent = data === raw.data;
+    if (!lent) raw.release();
+    return { size: data.length, head: data.subarray(0, SNIFF_BYTES), buffer: data, release: lent ? raw.release : undefined };
+  } catch (error) {
+    raw.release();
+    throw error;
+  }
 }
 
 /**
@@ -319,7 +343,22 @@ async function processSource(
   const unmatched = (p: string, reason: string) => result.unmatched_files.push({ path: shown(p), reason });
 
   type Read = Promise<Spooled | { unreadable: string }>;
-  const handle = async (entry: yauzl.Entry, prefetched: Read | undefined): Promise<void> => {
+  // Matched files being stored, by content hash: an entry with the same content waits for that
+  // store rather than storing it again (the caller's dedupe looks at what is stored already).
+  const storing = new Map<string, Promise<string>>();
+  const storeOnce = (sha256: string, file: Parameters<ProcessHooks["store"]>[0]): Promise<string> => {
+    const earlier = storing.get(sha256);
+    if (earlier) return earlier;
+    const store = hooks.store(file).finally(() => storing.delete(sha256));
+    storing.set(sha256, store);
+    return store;
+  };
+
+  /**
+   * Handles an entry up to its storing: what is left to wait for, when a small matched entry's
+   * store is still running (its result is listed already, in order; its file id comes with it).
+   */
+  const handle = async (entry: yauzl.Entry, prefetched: Read | undefined): Promise<{ running?: Promise<void> } | undefined> => {
     const name = entryName(entry);
     const use = entryUse(name, entry, limits);
     if (use === "directory") return; // directories count in total_files and are skipped
@@ -336,6 +375,7 @@ async function processSource(
     const target = path.join(dir, "entry");
     const spooled = await (prefetched ?? readEntry(zip, archive, entry, target, limits.maxEntryBytes));
     if ("unreadable" in spooled) return void unmatched(name, spooled.unreadable);
+    let running: Promise<void> | undefined;
     try {
       const sniffed = await fileTypeFromBuffer(spooled.head).catch(() => undefined);
       // the path as the app names it: its folder (e.g. audio/x.3gp) counts as for a reference
@@ -349,8 +389,14 @@ async function processSource(
       }
       const content = "buffer" in spooled ? { buffer: spooled.buffer } : { file: spooled.file };
       const { sha256, md5 } = digestsOf(spooled);
-      const fileId = await hooks.store({ content, sha256, md5, size: spooled.size, contentType, mediaType });
-      stored.push({ canonicalPath: reference.path, mediaType, fileId, sha256 });
+      const kept: StoredMedia = { canonicalPath: reference.path, mediaType, fileId: "", sha256 };
+      const store = storeOnce(sha256, { content, sha256, md5, size: spooled.size, contentType, mediaType }).then((fileId) => {
+        kept.fileId = fileId;
+      });
+      // a spooled file's path is the next large entry's too: that store is waited for here
+      if ("file" in spooled) await store;
+      else running = store;
+      stored.push(kept);
       result.matched_files[MEDIA_CLASS[mediaType]].push({
         path: reference.path,
         original_path: name,
@@ -361,10 +407,24 @@ async function processSource(
       result.matched_count += 1;
       result[`${mediaType}_count`] += 1;
     } finally {
+      // the bytes a running store reads are let go once it has settled
+      if (running) running = running.finally(() => spooled.release?.());
+      else spooled.release?.();
       if ("file" in spooled) await rm(target, { force: true });
     }
+    // in an object: an async function returning a promise would wait for it
+    return { running };
   };
 
+  // Entries handled whose store may still run, oldest first: progress counts an entry once its
+  // store has settled, so it still goes one by one, in order, and a failed store is thrown before
+  // any later entry is counted. With one store at a time each is waited for at once, as before.
+  const storesAfterThis = Math.max(1, hooks.storesAtOnce ?? 1) - 1;
+  const inFlight: { done: boolean; settled: Promise<void> }[] = [];
+  const countOldest = async () => {
+    await inFlight.shift()?.settled;
+    await hooks.progress(++current, total);
+  };
   try {
     const entries = entryReader(zip);
     // A small entry's data is read while the one before it is hashed and matched (one entry ahead
@@ -381,14 +441,25 @@ async function processSource(
       if (hooks.stopping()) throw new Stopped();
       const following = await entries.next();
       const followingRead = prefetch(following);
-      await handle(entry, read);
-      await hooks.progress(++current, total);
+      const running = (await handle(entry, read))?.running;
+      const handled = { done: !running, settled: running ?? Promise.resolve() };
+      // awaited in turn (a failed store is thrown at once); a job stopped early must not leave it unhandled
+      running
+        ?.finally(() => {
+          handled.done = true;
+        })
+        .catch(() => {});
+      inFlight.push(handled);
+      while (inFlight.length > storesAfterThis || inFlight[0]?.done) await countOldest();
       // entries read from memory settle as microtasks: a turn of the event loop after each lets
       // the server's timers and sockets (the progress events sent out) run meanwhile
       await nextTurn();
       [entry, read] = [following, followingRead];
     }
+    while (inFlight.length > 0) await countOldest();
   } finally {
+    // no store may still read the archive's windows once the archive is closed
+    await Promise.allSettled(inFlight.map((handled) => handled.settled));
     await closeArchive(zip, fdClosed);
     await archive.settle();
     await rm(dir, { recursive: true, force: true });
