@@ -3,10 +3,11 @@ import type { Prisma as PrismaClient } from "../db/client.ts";
 import { isUuid } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
 import { CountCache, statementKey } from "./case.counts.ts";
-import { CASE_JSON_JOINS, caseJsonColumns } from "./case.json.repository.ts";
+import { CASE_JSON_JOINS, caseJsonColumns, type CaseJsonParts } from "./case.json.repository.ts";
 import { ListOrder, type Relation, type Segment } from "./case.order.repository.ts";
 import { REST_ORDER, type CaseFilter, type CaseSlice, type Keyset, type Position } from "./case.query.ts";
 import type { CaseIndexRecord, CaseRecord } from "./case.record.ts";
+import { serializeProperties } from "./case.serializer.ts";
 
 /**
  * Case reads in SQL: the list filters of CONTRACT §2 and the keyset of the list's order (REST's
@@ -162,12 +163,14 @@ export class CaseRepository {
     const filter = filterClause(domain.id, query);
     const ranges = REST_LIST.ranges(REST_LIST.window({ after: positionOf(after) }));
     if (ranges.length !== 1) return undefined;
-    type Row = { json: string; odd: boolean; id: string; order_key: string | null; write_version: string };
+    type Row = CaseJsonParts & { id: string; order_key: string | null; write_version: string };
     const rows = await this.db.$queryRaw<Row[]>`SELECT ${caseJsonColumns(domain.name)}, c.id, ${REST_LIST.key} AS order_key,
         ${writeVersion(domain.id)} AS write_version
       FROM cases c ${CASE_JSON_JOINS} WHERE ${filter} AND ${ranges[0]} ORDER BY ${REST_LIST.orderBy(false)} LIMIT ${limit + 1}`;
     if (rows.some((r) => r.odd)) return undefined;
-    const read = rows.map((r) => ({ json: r.json, key: { value: r.order_key, caseId: r.id } }));
+    // the properties as the records' path serializes them (toRecord's `?? {}`, then the serializer)
+    const json = (r: Row) => `${r.before}${JSON.stringify(serializeProperties(r.properties ?? {}))}${r.after}`;
+    const read = rows.map((r) => ({ json: json(r), key: { value: r.order_key, caseId: r.id } }));
     return this.restPage(domain.id, filter, limit, after, read, rows[0]?.write_version, (c) => c.json);
   }
 
