@@ -8,7 +8,8 @@ import { getJson, graphql, log, table, type DbContext, type PartResult } from ".
 import { clock, int, median, rate, ratio } from "./lib/stats.ts";
 
 const PAGE = 5000;
-const ROUNDS = 3;
+/** Rounds of every path, alternated: the median of five lets the floor's own spread cancel; quick mode stays quick. */
+const ROUNDS = { full: 5, quick: 3 };
 
 const OURS = `query Pull($domain: String!, $after: String) {
   cases(domain: $domain, first: ${PAGE}, after: $after) {
@@ -88,42 +89,60 @@ export async function casePull(ctx: DbContext): Promise<PartResult> {
   }
   // Rounds interleave the paths, so that a change in the machine's load falls on all of them; each
   // path's figure is its median round.
+  // Beside each time, the CPU our server process spent on it (the floor runs in that process too):
+  // steadier than the time on a loaded machine, though it leaves out PostgreSQL's share.
   const times = new Map<string, number[]>(paths.map(([name]) => [name, []]));
-  for (let round = 1; round <= ROUNDS; round++) {
+  const cpu = new Map<string, number[]>(paths.map(([name]) => [name, []]));
+  const serverCpuMs = async () => {
+    const { user, system } = await ctx.service.call<NodeJS.CpuUsage>("cpuUsage");
+    return (user + system) / 1000;
+  };
+  const rounds = ctx.quick ? ROUNDS.quick : ROUNDS.full;
+  for (let round = 1; round <= rounds; round++) {
     for (const [name, pull] of paths) {
-      log(`  case pull, round ${round}/${ROUNDS}: ${name}, ${ctx.cases.toLocaleString("en")} cases`);
+      log(`  case pull, round ${round}/${rounds}: ${name}, ${ctx.cases.toLocaleString("en")} cases`);
+      const cpuBefore = await serverCpuMs();
       const r = await pull();
+      cpu.get(name)!.push((await serverCpuMs()) - cpuBefore);
       expect(name, r.rows);
       times.get(name)!.push(r.ms);
     }
   }
+  const serverCpu = (name: string) =>
+    name === "PostGraphile" ? "—" : `${(median(cpu.get(name)!) / 1000).toFixed(2)} (${ratio(median(cpu.get(name)!) / median(cpu.get("floor")!))})`;
   const result = (name: string) => ({ rows: ctx.cases, ms: median(times.get(name)!) });
   const rest = result("REST");
   const gql = result("GraphQL");
   const floor = result("floor");
   const peer = peerEndpoint ? result("PostGraphile") : undefined;
 
-  const line = (name: string, r: { rows: number; ms: number }, vsPeer: boolean) => [
-    name,
+  const spread = (name: string) => {
+    const all = times.get(name)!;
+    return `${(Math.min(...all) / 1000).toFixed(2)}–${(Math.max(...all) / 1000).toFixed(2)}`;
+  };
+  const line = (label: string, name: string, r: { rows: number; ms: number }, vsPeer: boolean) => [
+    label,
     int(rate(r.rows, r.ms)),
     (r.ms / 1000).toFixed(2),
+    spread(name),
     ratio(r.ms / floor.ms),
     vsPeer && peer ? ratio(r.ms / peer.ms) : "—",
+    serverCpu(name),
   ];
   const markdown = [
     `### Case pull: ${ctx.cases.toLocaleString("en")} cases, pages of ${PAGE.toLocaleString("en")}`,
     "",
     table(
-      ["Path", "Cases/s", "Seconds", "Time ÷ floor", "Time ÷ PostGraphile"],
+      ["Path", "Cases/s", "Seconds", "Rounds (s)", "Time ÷ floor", "Time ÷ PostGraphile", "Server CPU s (÷ floor's)"],
       [
-        line("Ours, REST `next` links (limit=5000)", rest, true),
-        line("Ours, GraphQL `cases(first: 5000, after)`", gql, true),
-        line("Floor: keyset query through the driver, same JSON", floor, false),
-        ...(peer ? [line("PostGraphile 5, `allCases(first: 5000, after)`", peer, false)] : []),
+        line("Ours, REST `next` links (limit=5000)", "REST", rest, true),
+        line("Ours, GraphQL `cases(first: 5000, after)`", "GraphQL", gql, true),
+        line("Floor: keyset query through the driver, same JSON", "floor", floor, false),
+        ...(peer ? [line("PostGraphile 5, `allCases(first: 5000, after)`", "PostGraphile", peer, false)] : []),
       ],
     ),
     "",
-    `Median of ${ROUNDS} rounds (the paths interleaved), after one untimed page through each. Every path returns all columns and the indices; ours and PostGraphile also the total count of each page's query. ` +
+    `Median of ${rounds} rounds (the paths interleaved), after one untimed page through each. Every path returns all columns and the indices; ours and PostGraphile also the total count of each page's query. Server CPU: the median CPU time of our server process (where the floor runs too) over a pull, PostgreSQL's not counted. ` +
       (peer ? "" : "PostGraphile needs a PostgreSQL server (it speaks the wire protocol), so it is measured on PostgreSQL only."),
   ].join("\n");
   return {
@@ -131,6 +150,8 @@ export async function casePull(ctx: DbContext): Promise<PartResult> {
     figures: {
       restRatio: rest.ms / floor.ms,
       gqlRatio: gql.ms / floor.ms,
+      restCpuRatio: median(cpu.get("REST")!) / median(cpu.get("floor")!),
+      gqlCpuRatio: median(cpu.get("GraphQL")!) / median(cpu.get("floor")!),
       ...(peer ? { restVsPeer: rest.ms / peer.ms, gqlVsPeer: gql.ms / peer.ms } : {}),
     },
   };

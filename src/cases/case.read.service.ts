@@ -6,6 +6,7 @@ import type { CursorCodec } from "./case.cursor.ts";
 import { checkFilter, checkQuery, type CaseQuery, type CaseQueryFilter, type CaseSlice, type Keyset } from "./case.query.ts";
 import type { CaseRecord } from "./case.record.ts";
 import { CaseRepository, type KeyedCase } from "./case.repository.ts";
+import { serializeCase } from "./case.serializer.ts";
 import { FormRepository, type FormView } from "./form.repository.ts";
 
 /**
@@ -34,6 +35,19 @@ interface CasePage {
   total: number;
   /** where the next page starts, when more cases match */
   next?: Keyset;
+}
+
+/** A page of the list as JSON text: see `listJson`. */
+interface CaseJsonPage {
+  /** the JSON array of the page's cases in their REST form */
+  cases: string;
+  total: number;
+  next?: Keyset;
+}
+
+/** A page of records as the page of their REST JSON texts. */
+function toJsonPage<P extends { records: CaseRecord[] }>(page: P): Omit<P, "records"> & { records: string[] } {
+  return { ...page, records: page.records.map((c) => JSON.stringify(serializeCase(c))) };
 }
 
 /** What a slice read: see `slice`. */
@@ -110,6 +124,19 @@ class ReadScope {
     const page = await this.cases.page(this.domain, checkQuery(query), query.limit, after);
     // the keyset at the column's full precision: a Date (milliseconds) would repeat the last case
     return { records: page.records, total: page.total, next: page.hasMore ? page.lastKey : undefined };
+  }
+
+  /**
+   * `list`'s page with its cases as the REST JSON array of them (case.serializer.ts), as text:
+   * written by PostgreSQL (case.json.repository.ts), or by the serializer for a page PostgreSQL
+   * cannot write byte for byte as the serializer does. A 5,000-case page is never read into records.
+   */
+  async listJson(query: CaseQuery, after?: Keyset): Promise<CaseJsonPage> {
+    const checked = checkQuery(query);
+    const page =
+      (await this.cases.pageJson(this.domain, checked, query.limit, after)) ??
+      toJsonPage(await this.cases.page(this.domain, checked, query.limit, after));
+    return { cases: `[${page.records.join(",")}]`, total: page.total, next: page.hasMore ? page.lastKey : undefined };
   }
 
   /**

@@ -3,9 +3,11 @@ import type { Prisma as PrismaClient } from "../db/client.ts";
 import { isUuid } from "../util/ids.ts";
 import { isStorableText } from "../util/text.ts";
 import { CountCache, statementKey } from "./case.counts.ts";
+import { CASE_JSON_JOINS, caseJsonColumns, type CaseJsonParts } from "./case.json.repository.ts";
 import { ListOrder, type Relation, type Segment } from "./case.order.repository.ts";
 import { REST_ORDER, type CaseFilter, type CaseSlice, type Keyset, type Position } from "./case.query.ts";
 import type { CaseIndexRecord, CaseRecord } from "./case.record.ts";
+import { serializeProperties } from "./case.serializer.ts";
 
 /**
  * Case reads in SQL: the list filters of CONTRACT §2 and the keyset of the list's order (REST's
@@ -149,14 +151,50 @@ export class CaseRepository {
     const filter = filterClause(domain.id, query);
     const window = REST_LIST.window({ after: positionOf(after) });
     const { cases: read, version } = await this.read(domain, filter, REST_LIST, window, false, limit + 1);
+    return this.restPage(domain.id, filter, limit, after, read, version, (c) => c.record);
+  }
+
+  /**
+   * REST's page as `page` reads it, each case as its REST JSON text written by PostgreSQL
+   * (case.json.repository.ts); undefined when a case of the page is one whose text PostgreSQL
+   * could write otherwise than the serializer, or the page's window is not one range of the index.
+   */
+  async pageJson(domain: { id: string; name: string }, query: CaseFilter, limit: number, after?: Keyset) {
+    const filter = filterClause(domain.id, query);
+    const ranges = REST_LIST.ranges(REST_LIST.window({ after: positionOf(after) }));
+    if (ranges.length !== 1) return undefined;
+    type Row = CaseJsonParts & { id: string; order_key: string | null; write_version: string };
+    const rows = await this.db.$queryRaw<Row[]>`SELECT ${caseJsonColumns(domain.name)}, c.id, ${REST_LIST.key} AS order_key,
+        ${writeVersion(domain.id)} AS write_version
+      FROM cases c ${CASE_JSON_JOINS} WHERE ${filter} AND ${ranges[0]} ORDER BY ${REST_LIST.orderBy(false)} LIMIT ${limit + 1}`;
+    if (rows.some((r) => r.odd)) return undefined;
+    // the properties as the records' path serializes them (toRecord's `?? {}`, then the serializer)
+    const json = (r: Row) => `${r.before}${JSON.stringify(serializeProperties(r.properties ?? {}))}${r.after}`;
+    const read = rows.map((r) => ({ json: json(r), key: { value: r.order_key, caseId: r.id } }));
+    return this.restPage(domain.id, filter, limit, after, read, rows[0]?.write_version, (c) => c.json);
+  }
+
+  /**
+   * REST's page from what was read (up to `limit + 1` cases): the page, whether more follow, its
+   * last keyset and how many match from this page on.
+   */
+  private async restPage<C extends { key: Position }, T>(
+    domainId: string,
+    filter: Prisma.Sql,
+    limit: number,
+    after: Keyset | undefined,
+    read: C[],
+    version: string | undefined,
+    content: (c: C) => T,
+  ) {
     const hasMore = read.length > limit;
     const page = hasMore ? read.slice(0, limit) : read;
-    const records = page.map((c) => c.record);
+    const records = page.map(content);
     const last = page[page.length - 1]?.key;
     const lastKey: Keyset | undefined = last && { indexedOn: last.value!, caseId: last.caseId };
     // a last page holds everything that remains: the count would visit every match again
     if (!hasMore) return { records, total: page.length, hasMore, lastKey };
-    const counted = await this.counted<{ count: bigint | number }>(domain.id, remainingCount(filter, after), version);
+    const counted = await this.counted<{ count: bigint | number }>(domainId, remainingCount(filter, after), version);
     const total = Number(counted.value.count);
     // What remains after this page is this count less the page, at the same write version: the
     // `next` page finds it remembered, so a pull that nothing writes to counts once, not per page.

@@ -7,6 +7,7 @@ import { ALL_FIELDS, selectFields, type FieldSelection } from "./case.fields.ts"
 import { parseBulkFetch, parseWriteBody } from "./case.payload.rest.ts";
 import { parseListParams, parseSelection } from "./case.query.rest.ts";
 import type { BulkEntry, CaseReads } from "./case.read.service.ts";
+import type { Keyset } from "./case.query.ts";
 import type { CaseRecord } from "./case.record.ts";
 import { serializeCase } from "./case.serializer.ts";
 import type { CaseWrites } from "./case.write.service.ts";
@@ -32,6 +33,12 @@ const domainOf = (req: Request) => String(req.params.domain);
 
 /** A case as the contract serializes it, with the request's field selection. */
 const shape = (c: CaseRecord, selection: FieldSelection) => selectFields(serializeCase(c), selection);
+
+/** JSON already written, sent as `res.json` sends what it stringifies (Content-Type, charset, length). */
+function sendJsonText(res: Response, text: string): void {
+  if (!res.get("Content-Type")) res.set("Content-Type", "application/json");
+  res.send(text);
+}
 
 /** The bulk envelope: a missing id is a stub; field selection applies to found cases only. */
 function bulkBody(entries: BulkEntry[], selection: FieldSelection) {
@@ -77,12 +84,17 @@ export function caseRouter({ caseReads, caseWrites, bodyLimitBytes, publicUrl }:
       const cursor = params.findLast(([key]) => key === "cursor");
       const state = cursor ? caseReads.cursors.decode(cursor[1]) : { ...parseListParams(params), after: undefined };
       const { query, selection = ALL_FIELDS } = state;
+      const nextLink = (after: Keyset) =>
+        `${absolutePath(req, publicUrl)}?cursor=${encodeURIComponent(caseReads.cursors.encode({ query, selection, after }))}`;
+      if (selection.mode === "all") {
+        // every field: the cases' JSON as the service hands it, in the envelope JSON.stringify would write
+        const page = await scope.listJson(query, state.after);
+        const next = page.next ? `,"next":${JSON.stringify(nextLink(page.next))}` : "";
+        return sendJsonText(res, `{"matching_records":${page.total},"cases":${page.cases}${next}}`);
+      }
       const page = await scope.list(query, state.after);
       const body: Record<string, unknown> = { matching_records: page.total, cases: page.records.map((c) => shape(c, selection)) };
-      if (page.next) {
-        const next = caseReads.cursors.encode({ query, selection, after: page.next });
-        body.next = `${absolutePath(req, publicUrl)}?cursor=${encodeURIComponent(next)}`;
-      }
+      if (page.next) body.next = nextLink(page.next);
       res.json(body);
     }),
     POST: handler((req, res) => write(req, res, { kind: "create" })),

@@ -23,7 +23,8 @@ export const CASE_INDEX_KEYS = {
   },
 } satisfies KeyTable<Index>;
 
-function sortedKeys<T>(object: Record<string, T>): Record<string, T> {
+/** A case's properties as the contract serializes them: by name (UTF-16 code units). */
+export function serializeProperties<T>(object: Record<string, T>): Record<string, T> {
   const out: Record<string, T> = {};
   for (const key of Object.keys(object).sort()) out[key] = object[key];
   return out;
@@ -54,7 +55,7 @@ export const CASE_KEYS = {
     schema: nullable(dateSchema("when the case was closed; null while open")),
     of: (c: CaseRecord) => (c.dateClosed ? caseDate(c.dateClosed) : null),
   },
-  properties: { schema: stringMap("the case's user properties, each a string"), of: (c: CaseRecord) => sortedKeys(c.properties) },
+  properties: { schema: stringMap("the case's user properties, each a string"), of: (c: CaseRecord) => serializeProperties(c.properties) },
   indices: {
     schema: { type: "object", description: "index name to index ({} when none)", additionalProperties: ref("CaseIndex") } as Schema,
     of: indicesOf,
