@@ -134,11 +134,12 @@ const load = () =>
     .map((n) => n.toFixed(2))
     .join(" ");
 for (const root of new Set(WAYS.map((way) => way.root))) execFileSync("npm", ["run", "build"], { cwd: root, stdio: "ignore" });
-const loadBefore = load();
+// machine() ends with the load average as it is now: at the start
+const atStart = machine();
 const rows: string[][] = [];
 for (const kind of KINDS) rows.push(...(await measure(kind)));
 process.stderr.write("\n");
 console.log(
-  `${new Date().toISOString().slice(0, 10)}, ${machine()}; load average ${loadBefore} at start, ${load()} at the end; ${RUNS} starts each way, alternating: medians (lowest–highest)\n`,
+  `${new Date().toISOString().slice(0, 10)}, ${atStart}, ${load()} at the end; ${RUNS} starts each way, alternating: medians (lowest–highest)\n`,
 );
 console.log(table(["", WAYS[0].label, WAYS[1].label, "second / first"], rows));
