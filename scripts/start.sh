@@ -9,11 +9,15 @@
 # exists, which may be older than the sources.
 # MALLOC_ARENA_MAX=1 (unless set): glibc otherwise gives threads their own malloc arenas, which
 # keep what they once held (about 70 MB idle, and 130 MB more growth while a 1 GB archive is
-# processed: test/process/large-archive.test.ts). A capped young generation
+# processed: test/process/large-archive.test.ts). MALLOC_TRIM_THRESHOLD_ (unless set): glibc
+# otherwise raises its trim threshold to twice the largest block it ever freed, and keeps that much
+# of the start's WebAssembly compilation (tens of MB) at an idle server's heap top
+# (bench/notes/start-footprint.md). A capped young generation
 # (V8 sizes it from the machine's memory: 128 MB on 24 GB), and --expose-gc for one collection
 # of the start-up's garbage once the server is up (main.ts). `exec`: the server is this process,
 # so a signal sent to it, to npm or to the group reaches it. NODE names another node binary.
 export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-1}"
+export MALLOC_TRIM_THRESHOLD_="${MALLOC_TRIM_THRESHOLD_:-131072}"
 entry=src/main.ts
 case "${1:-}" in
   migrate)

@@ -9,21 +9,19 @@ import { CREDENTIALS_CHANGED } from "./auth/credential.events.ts";
 import { IdentityCache } from "./auth/identity.cache.ts";
 import { DigestAuth } from "./auth/digest.ts";
 import { OAuthService } from "./auth/oauth.ts";
-import { OidcTokens } from "./auth/oidc.ts";
+import type { OidcTokens } from "./auth/oidc.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/client.ts";
 import { PersistedQueryCache } from "./db/persisted-queries.ts";
 import { serverSecret } from "./db/server-secrets.ts";
 import { localEventBus, type EventBus, type PubSub } from "./events/bus.ts";
 import { postgresEventBus } from "./events/postgres-bus.ts";
-import { redisEventBus } from "./events/redis-bus.ts";
 import type { Redis } from "ioredis";
 import { LocationTypeService } from "./locations/location-type.service.ts";
 import { LocationService } from "./locations/location.service.ts";
 import { AppService } from "./apps/app.service.ts";
 import { AppSystem } from "./apps/app.system.ts";
 import { DatabaseBlobStore, FileBlobStore, type BlobStore } from "./multimedia/blob-store.ts";
-import { S3BlobStore } from "./multimedia/s3-blob-store.ts";
 import { JobAttempts } from "./multimedia/job.attempt.ts";
 import { JobPublisher } from "./multimedia/job.publisher.ts";
 import { JobQueue } from "./multimedia/job.queue.ts";
@@ -32,7 +30,6 @@ import { MultimediaJobService } from "./multimedia/job.service.ts";
 import { MultimediaWorker } from "./multimedia/worker.ts";
 import { LoginThrottle } from "./rate-limit/login-throttle.service.ts";
 import { RateLimiter } from "./rate-limit/rate-limit.service.ts";
-import { closeRedis, counterConnection } from "./db/redis.ts";
 
 /**
  * Every domain service of one process, built once over one database. The database itself is not
@@ -75,17 +72,36 @@ export interface Services {
  */
 const IDENTITY_CACHE = { ttlMs: 5000, max: 10_000 };
 
+/*
+ * The optional engines' clients (the S3 SDK, ioredis, jose) are imported where their setting is on,
+ * never at start: unused, each would still cost every process its start-up time and megabytes of
+ * heap (bench/notes/start-footprint.md).
+ */
+
 /** Redis when REDIS_URL is set, else PostgreSQL's LISTEN/NOTIFY, else (embedded) in process. */
-function eventBus(db: Database, config: Config): Promise<EventBus> {
-  if (config.redisUrl) return redisEventBus(config.redisUrl);
-  return db.url ? postgresEventBus(db.url, db.directUrl) : Promise.resolve(localEventBus());
+async function eventBus(db: Database, config: Config): Promise<EventBus> {
+  if (config.redisUrl) return (await import("./events/redis-bus.ts")).redisEventBus(config.redisUrl);
+  return db.url ? postgresEventBus(db.url, db.directUrl) : localEventBus();
+}
+
+/** The Redis connection of the counters and its closing, with REDIS_URL. */
+async function counterRedis(config: Config): Promise<{ redis: Redis; close(): Promise<void> } | undefined> {
+  if (!config.redisUrl) return undefined;
+  const { closeRedis, counterConnection } = await import("./db/redis.ts");
+  const redis = await counterConnection(config.redisUrl);
+  return { redis, close: () => closeRedis(redis) };
 }
 
 /** An object store when BLOB_STORE_URL names one; else the database's tables on PostgreSQL, files under DATA_DIR embedded. */
-function blobStoreOf(config: Config, db: Pick<Database, "url">): BlobStore {
+async function blobStoreOf(config: Config, db: Pick<Database, "url">): Promise<BlobStore> {
   const tempRoot = path.join(config.dataDir, "tmp");
-  if (config.objectStore) return new S3BlobStore(config.objectStore, tempRoot);
+  if (config.objectStore) return new (await import("./multimedia/s3-blob-store.ts")).S3BlobStore(config.objectStore, tempRoot);
   return db.url ? new DatabaseBlobStore(db.url, tempRoot) : new FileBlobStore(config.dataDir);
+}
+
+/** The OpenID Connect provider's tokens, with OIDC_ISSUER. */
+async function oidcTokens(config: Config): Promise<OidcTokens | undefined> {
+  return config.oidc ? new (await import("./auth/oidc.ts")).OidcTokens(config.oidc) : undefined;
 }
 
 export async function createServices(db: Database, config: Config): Promise<Services> {
@@ -93,17 +109,18 @@ export async function createServices(db: Database, config: Config): Promise<Serv
   const digestKey = await serverSecret(prisma, "digest-nonce-key");
   const digest = new DigestAuth(prisma, config.authRealm, digestKey, config.digestNonceTtlSeconds * 1000);
   const events = await eventBus(db, config);
-  const redis = config.redisUrl ? await counterConnection(config.redisUrl) : undefined;
+  const counters = await counterRedis(config);
+  const redis = counters?.redis;
   // failed password logins, throttled before any hashing; shared by every process on PostgreSQL or Redis
   const loginThrottle = LoginThrottle.create(config, db, redis);
   const oauth = new OAuthService(prisma, config, loginThrottle);
   const pubsub = events.pubsub;
   const identities = new IdentityCache(IDENTITY_CACHE);
-  const oidc = config.oidc ? new OidcTokens(config.oidc) : undefined;
+  const oidc = await oidcTokens(config);
   // its keys fetched ahead of the first token; a provider away at start is only logged
   oidc?.prefetch();
   const stopForgetting = events.listen(CREDENTIALS_CHANGED, ({ userId }) => identities.forgetUser(userId));
-  const blobs = blobStoreOf(config, db);
+  const blobs = await blobStoreOf(config, db);
   const apps = new AppService(prisma, config.appSourceLimitBytes);
   const jobQueue = await JobQueue.open(db, config);
   const jobs = new JobRepository(prisma);
@@ -142,7 +159,7 @@ export async function createServices(db: Database, config: Config): Promise<Serv
       loginThrottle.close();
       await jobQueue.close();
       await events.close();
-      if (redis) await closeRedis(redis);
+      await counters?.close();
       await blobs.close();
     },
   };

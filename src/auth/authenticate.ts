@@ -6,7 +6,8 @@ import { DigestAuth } from "./digest.ts";
 import type { IdentityCache } from "./identity.cache.ts";
 import { IdentityRepository, type IdentityRow } from "./identity.repository.ts";
 import { OAuthService } from "./oauth.ts";
-import { looksLikeJwt, type OidcTokens } from "./oidc.ts";
+import { looksLikeJwt } from "./jwt-shape.ts";
+import type { OidcTokens } from "./oidc.ts";
 import type { CredentialRef, DomainGrant, Principal } from "./principal.ts";
 import { hashToken, safeEqual, verifyUserPassword } from "./secrets.ts";
 

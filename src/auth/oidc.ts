@@ -42,13 +42,6 @@ const RETRY_AFTER_FAILURE_MS = 5000;
 /** The discovery document is read again after this long (its keys' location may move); a failure keeps the last one. */
 const METADATA_MAX_AGE_MS = 3600_000;
 
-/** Three base64url parts (the third empty for `alg: none`): a JWT, not one of the token endpoint's opaque tokens. */
-const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
-
-export function looksLikeJwt(token: string): boolean {
-  return JWT_SHAPE.test(token);
-}
-
 /** The provider could not be reached (or answered nonsense) while a token was being checked. */
 class ProviderUnreachable extends Error {}
 

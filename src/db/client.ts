@@ -4,11 +4,10 @@ import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlMigrationAwareDriverAdapterFactory, SqlQuery } from "@prisma/driver-adapter-utils";
 import pg from "pg";
-import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import { log } from "../log.ts";
 import { wellFormed } from "../util/text.ts";
@@ -70,14 +69,20 @@ function withWellFormedArgs<T extends object>(target: T): T {
   });
 }
 
-/** PGlite's adapter factory, whose connections pass well-formed parameters (see above). */
+/**
+ * PGlite's adapter factory, whose connections pass well-formed parameters (see above). The adapter
+ * (and the PGlite module it loads) is imported on the first connection: a process on PostgreSQL
+ * never loads either.
+ */
 function pgliteAdapterFactory(pglite: PGlite): SqlMigrationAwareDriverAdapterFactory {
-  const factory = new PrismaPGlite(pglite);
+  let factory: Promise<SqlMigrationAwareDriverAdapterFactory> | undefined;
+  const loaded = () => (factory ??= import("pglite-prisma-adapter").then(({ PrismaPGlite }) => new PrismaPGlite(pglite)));
   return {
-    provider: factory.provider,
-    adapterName: factory.adapterName,
-    connect: async () => withWellFormedArgs(await factory.connect()),
-    connectToShadowDb: async () => withWellFormedArgs(await factory.connectToShadowDb()),
+    // the adapter's own (it names itself by its package)
+    provider: "postgres",
+    adapterName: "pglite-prisma-adapter",
+    connect: async () => withWellFormedArgs(await (await loaded()).connect()),
+    connectToShadowDb: async () => withWellFormedArgs(await (await loaded()).connectToShadowDb()),
   };
 }
 
@@ -189,8 +194,8 @@ async function warnOfUntimedPool(db: Database, statementTimeoutMs: number): Prom
  * which the embedded server, in the process's own memory, came to fill: a third of its resident
  * size at idle. The operating system's page cache still holds the data files.
  */
-function pgliteStartParams(cacheMb: number): string[] {
-  return [...PGlite.defaultStartParams, "-c", `shared_buffers=${cacheMb}MB`];
+function pgliteStartParams(defaults: string[], cacheMb: number): string[] {
+  return [...defaults, "-c", `shared_buffers=${cacheMb}MB`];
 }
 
 /** A new embedded database is made by pglite-initdb.ts in a child process (see there why). */
@@ -219,7 +224,8 @@ export async function openDatabase(options: {
   // PGlite does not create parent folders of its data directory.
   await mkdir(options.dataDir, { recursive: true });
   const pgdata = path.join(options.dataDir, "pgdata");
-  const startParams = pgliteStartParams(options.embeddedCacheMb);
+  const { PGlite } = await import("@electric-sql/pglite");
+  const startParams = pgliteStartParams(PGlite.defaultStartParams, options.embeddedCacheMb);
   await initdbApart(pgdata, startParams);
   const pglite = await PGlite.create(pgdata, { startParams });
   return pgliteDatabase(pglite);

@@ -10,7 +10,6 @@ import { createLocalPubSub } from "../events/bus.ts";
 import { enforceBudget } from "../graphql/budget.ts";
 import { nodeTypeOf } from "../graphql/node.ts";
 import type { GraphQLFeature } from "../graphql/feature.ts";
-import { subgraphSchema } from "../graphql/federation.ts";
 import { DateTimeISOScalar } from "../graphql/scalars.ts";
 import { GATEWAY_SUBGRAPH } from "./federation.ts";
 import { FEATURES } from "./features.ts";
@@ -38,7 +37,8 @@ export async function buildGatewaySchema({ federation = false }: GatewaySchemaOp
   describeRootTypes(built);
   // the subgraph is built from the schema's SDL, so it takes the descriptions above; the budget
   // wraps the resolvers of the schema that is served
-  const schema = federation ? subgraphSchema(built, GATEWAY_SUBGRAPH) : built;
+  // (@apollo/subgraph loaded only then: a server that is no subgraph never needs it)
+  const schema = federation ? (await import("../graphql/federation.ts")).subgraphSchema(built, GATEWAY_SUBGRAPH) : built;
   // every operation runs under its context's budget (objects produced, time)
   enforceBudget(schema);
   // type-graphql wraps resolveType in an async function; compiled execution (graphql-jit) needs the

@@ -1,10 +1,14 @@
 import { ApolloServer } from "@apollo/server";
 import type { KeyValueCache } from "@apollo/utils.keyvaluecache";
 import { unwrapResolverError } from "@apollo/server/errors";
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Router } from "express";
-import type { GraphQLSchema } from "graphql";
+import { isObjectType, type GraphQLSchema } from "graphql";
 import { graphqlUploadExpress } from "graphql-upload-ts";
 import { httpCredentials, type Admission } from "../admission/admission.ts";
 import { answerFor, multipartError, uploadClientError } from "../admission/error-mapping.ts";
@@ -173,6 +177,8 @@ export async function createHttpEndpoint({
       ApolloServerPluginLandingPageDisabled(),
       // no cache hints are used, and the default plugin wraps every field's resolver (a 5,000-case page)
       ApolloServerPluginCacheControlDisabled(),
+      // federated tracing serves subgraphs only: Apollo would otherwise load it (and its protobuf) to find so
+      ...(isObjectType(schema.getType("_Service")) ? [] : [ApolloServerPluginInlineTraceDisabled()]),
       useOperationMetrics(trustedDocuments?.operationNames),
       useSubscriptionsOverWebSocket,
       useOperationStages(pipeline),

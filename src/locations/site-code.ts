@@ -1,6 +1,14 @@
-import { transliterate } from "transliteration";
-
 /** Site codes (CONTRACT §3): lowercased, `^[-_\w]+$`, unique in the domain; generated from the name. */
+import { createRequire } from "node:module";
+
+type Transliteration = typeof import("transliteration");
+let transliteration: Transliteration | undefined;
+
+/** Loaded on the first generated code: its tables are megabytes of heap that most processes never use. */
+function transliterate(text: string): string {
+  transliteration ??= createRequire(import.meta.url)("transliteration") as Transliteration;
+  return transliteration.transliterate(text);
+}
 
 const VALID = /^[-_\p{L}\p{N}_]+$/u;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.ts";
-import { looksLikeJwt } from "../../src/auth/oidc.ts";
+import { looksLikeJwt } from "../../src/auth/jwt-shape.ts";
 
 /** docs/configuration.md, the OIDC_* settings: read together, refused at start with a message naming the variable. */
 
