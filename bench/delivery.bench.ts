@@ -40,6 +40,18 @@ interface Counts {
 type Loader = Child<{ subscribers: number }>;
 
 const cpuMs = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000;
+/**
+ * With BENCH_CPU_PROF, the measured window on the monotonic clock the profiles' timestamps use
+ * (µs), logged so that a profile can be cut to it (bench/tools/cpuprofile-top.ts FILE N FROM TO).
+ */
+function profileWindow(): { end(what: string): void } {
+  const from = process.hrtime.bigint() / 1000n;
+  return {
+    end(what) {
+      if (process.env.BENCH_CPU_PROF) log(`  delivery: profile window of ${what}: ${from} ${process.hrtime.bigint() / 1000n}`);
+    },
+  };
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function loadersFor(url: string, authorization: string, domain: string, subscribers: number, loaders: number): Promise<Loader[]> {
@@ -123,6 +135,7 @@ async function ours(service: Service, subscribers: number, loaderCount: number):
     const sample = primed.sample!;
     await Promise.all(loaders.map((l) => l.call("reset")));
     const before = await service.call<NodeJS.CpuUsage>("cpuUsage");
+    const window = profileWindow();
     for (let e = 1; e <= EVENTS; e++) {
       const started = performance.now();
       await service.call("progress", e);
@@ -130,6 +143,7 @@ async function ours(service: Service, subscribers: number, loaderCount: number):
     }
     const counts = await settle(loaders, live * EVENTS);
     const cpu = cpuMs(await service.call<NodeJS.CpuUsage>("cpuUsage")) - cpuMs(before);
+    window.end(`ours, ${int(subscribers)} subscribers`);
     return { cpuMs: cpu, delivered: counts.received, usPerDelivery: (1000 * cpu) / counts.received, sample };
   } finally {
     await Promise.all(loaders.map((l) => l.stop()));
@@ -145,9 +159,11 @@ async function raw(subscribers: number, loaderCount: number, sample: string): Pr
     if (live < subscribers) log(`  delivery: ${int(live)} of ${int(subscribers)} raw subscribers subscribed; measuring those`);
     const payload = sample.slice(sample.indexOf('"payload":') + '"payload":'.length, -1);
     const before = await server.call<NodeJS.CpuUsage>("cpuUsage");
+    const window = profileWindow();
     await server.call("fanout", payload, EVENTS, intervalFor(subscribers));
     const counts = await settle(loaders, live * EVENTS);
     const cpu = cpuMs(await server.call<NodeJS.CpuUsage>("cpuUsage")) - cpuMs(before);
+    window.end(`raw, ${int(subscribers)} subscribers`);
     return { cpuMs: cpu, delivered: counts.received, usPerDelivery: (1000 * cpu) / counts.received };
   } finally {
     await Promise.all(loaders.map((l) => l.stop()));
