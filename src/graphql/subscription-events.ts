@@ -28,7 +28,10 @@ import { DeliveryTurns } from "./delivery-turns.ts";
  * subscriber's `next` frame is that text with its own id spliced in, the bytes graphql-ws would
  * have written. graphql-ws stays the protocol's handler (handshake, subscribe, complete, errors);
  * only the per-event path around it (its emit step, a message object and a whole JSON.stringify
- * per subscriber) is skipped, which was most of a delivery's cost beside the socket write.
+ * per subscriber) is skipped, which was most of a delivery's cost beside the socket write. A source
+ * that can hand its next event to a callback (a job feed's `pull`) is followed by callbacks all the
+ * way to the socket, with no promise per event and subscriber: at 10,000 subscribers those promise
+ * turns were most of what a delivery cost beyond the raw socket's.
  */
 
 /** An event's result as it is sent: errors formatted, an aborted event as its one error. */
