@@ -3,19 +3,34 @@
  * speaks `graphql-transport-ws` with the bare `ws` client (connection_init with the credential,
  * one subscribe), so that the same client serves our server and the raw-socket baseline and costs
  * them the same. It only counts `next` frames (no parse: its own CPU stays low) and keeps the
- * first one's text, which the baseline then sends.
- *   argv: wsUrl authorization count query variablesJson
+ * first one's text, which the baseline then sends. With `timed`, it also notes each `next`
+ * frame's arrival on the machine's wall clock by the progress it carries (`"current":N`, found
+ * without parsing), for the part's latency mode.
+ *   argv: wsUrl authorization count query variablesJson [timed]
  */
 import WebSocket from "ws";
 import { serveCalls } from "./rpc.ts";
 
-const [url, authorization, countArg, query, variables] = process.argv.slice(2);
+const [url, authorization, countArg, query, variables, timed] = process.argv.slice(2);
 const count = Number(countArg);
 const sockets: WebSocket[] = [];
 let received = 0;
 let failures = 0;
 let sample: string | undefined;
 const NEXT = '"type":"next"';
+const CURRENT = '"current":';
+/** arrival times (ms, wall clock) by the progress the frame carried */
+const arrivals = new Map<number, number[]>();
+
+function noteArrival(text: string): void {
+  const at = performance.timeOrigin + performance.now();
+  const i = text.indexOf(CURRENT);
+  if (i < 0) return;
+  const current = Number.parseInt(text.slice(i + CURRENT.length, i + CURRENT.length + 12), 10);
+  let times = arrivals.get(current);
+  if (!times) arrivals.set(current, (times = []));
+  times.push(at);
+}
 
 /** One subscriber; resolves once its subscription is sent (or its socket failed). */
 function subscriber(i: number): Promise<void> {
@@ -27,6 +42,7 @@ function subscriber(i: number): Promise<void> {
       const text = String(data);
       if (text.includes(NEXT)) {
         received += 1;
+        if (timed) noteArrival(text);
         sample ??= text;
         return;
       }
@@ -60,7 +76,10 @@ serveCalls(
     counts: () => ({ received, failures, sample }),
     reset() {
       received = 0;
+      arrivals.clear();
     },
+    /** with `timed`: the arrivals since the last reset, by progress */
+    arrivals: () => [...arrivals].map(([current, times]) => [current, Float64Array.from(times)] as const),
   },
   async () => {
     for (const socket of sockets) socket.terminate();

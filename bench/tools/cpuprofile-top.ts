@@ -1,4 +1,8 @@
-/** Prints the functions with the most self time in a V8 .cpuprofile (node --cpu-prof): file [count]. */
+/**
+ * Prints the functions with the most self time in a V8 .cpuprofile (node --cpu-prof): file [count]
+ * [from to], from and to cutting it to a window of the monotonic clock in µs (the delivery part
+ * logs its windows so under BENCH_CPU_PROF).
+ */
 import { readFileSync } from "node:fs";
 
 interface Node {
@@ -6,13 +10,19 @@ interface Node {
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
-const [file, count = "30"] = process.argv.slice(2);
-const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
+const [file, count = "30", from, to] = process.argv.slice(2);
+const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number };
+let at = profile.startTime;
+const inWindow = profile.timeDeltas.map((dt) => {
+  at += dt;
+  return from === undefined || (at >= Number(from) && at <= Number(to));
+});
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map<string, number>();
 const byFile = new Map<string, number>();
 let total = 0;
 profile.samples.forEach((id, i) => {
+  if (!inWindow[i]) return;
   const dt = profile.timeDeltas[i] ?? 0;
   total += dt;
   const { functionName, url, lineNumber } = byId.get(id)!.callFrame;

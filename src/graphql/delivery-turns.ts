@@ -17,10 +17,16 @@ export class DeliveryTurns {
 
   /** Resolves when this delivery may go out: with the first slice that has room for it. */
   take(): Promise<void> {
-    return new Promise((resolve) => {
-      // a slice is set whenever deliveries wait: the first to wait sets it
-      if (this.waiting.push(resolve) === 1) setImmediate(this.release);
-    });
+    return new Promise((resolve) => this.enqueue(resolve));
+  }
+
+  /**
+   * Calls `turn` in the first slice that has room for it: take() without its promise, for the
+   * deliveries that go by callback. `turn` must not throw (the rest of its slice would be lost).
+   */
+  enqueue(turn: () => void): void {
+    // a slice is set whenever deliveries wait: the first to wait sets it
+    if (this.waiting.push(turn) === 1) setImmediate(this.release);
   }
 
   private readonly release = () => {

@@ -58,6 +58,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown>, E e
   trustedNames?: ReadonlySet<string>,
 ): { dispose(): Promise<void> } {
   const server = makeServer(options);
+  const keepAlive = new KeepAlive();
   wsServer.options.handleProtocols = handleProtocols;
   const requestIds = new WeakMap<IncomingMessage, string>();
   wsServer.on("headers", (headers, request) => {
@@ -78,7 +79,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown>, E e
     socket.on("error", (error: Error & { code?: string }) =>
       log.info("websocket connection closed on a client error", { requestId: connection.requestId, code: error.code }),
     );
-    const stopKeepingAlive = keepAlive(socket);
+    const stopKeepingAlive = keepAlive.add(socket);
     const closed = server.opened(
       {
         protocol: socket.protocol,
@@ -109,26 +110,51 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown>, E e
   });
   return {
     async dispose() {
+      keepAlive.stop();
       for (const client of wsServer.clients) client.close(1001, "Going away");
       wsServer.removeAllListeners();
     },
   };
 }
 
-/** Pings the socket every KEEP_ALIVE_MS, terminating it when a pong does not come back in as long. */
-function keepAlive(socket: WebSocket): () => void {
-  let pongWait: NodeJS.Timeout | undefined;
-  const pinger = setInterval(() => {
-    if (socket.readyState !== socket.OPEN) return;
-    pongWait = setTimeout(() => socket.terminate(), KEEP_ALIVE_MS);
-    socket.once("pong", () => {
-      clearTimeout(pongWait);
-      pongWait = undefined;
-    });
-    socket.ping();
-  }, KEEP_ALIVE_MS);
-  return () => {
-    clearInterval(pinger);
-    clearTimeout(pongWait);
-  };
+/** Sockets visited per KEEP_ALIVE_MS: one a second, so a process's pings are spread over the period. */
+const KEEP_ALIVE_SLOTS = 12;
+
+/**
+ * Pings every socket every KEEP_ALIVE_MS and terminates one whose pong did not come back by its
+ * next ping, from one timer for all sockets (ws's documented pattern) rather than an interval, a
+ * pong timeout and a pong listener per ping and socket: a slot of the sockets each tick, so that
+ * 10,000 sockets' pings do not go out in one burst between deliveries.
+ */
+class KeepAlive {
+  private readonly slots = Array.from({ length: KEEP_ALIVE_SLOTS }, () => new Set<WebSocket>());
+  private readonly unanswered = new WeakSet<WebSocket>();
+  private slot = 0;
+  private readonly timer = setInterval(() => this.tick(), KEEP_ALIVE_MS / KEEP_ALIVE_SLOTS).unref();
+
+  /** Keeps `socket` alive from now on; returns what stops it. */
+  add(socket: WebSocket): () => void {
+    // visited a whole period from now: the slot just visited
+    const slot = this.slots[this.slot]!;
+    slot.add(socket);
+    socket.on("pong", () => this.unanswered.delete(socket));
+    return () => slot.delete(socket);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private tick(): void {
+    this.slot = (this.slot + 1) % KEEP_ALIVE_SLOTS;
+    for (const socket of this.slots[this.slot]!) {
+      if (socket.readyState !== socket.OPEN) continue;
+      if (this.unanswered.has(socket)) {
+        socket.terminate();
+        continue;
+      }
+      this.unanswered.add(socket);
+      socket.ping();
+    }
+  }
 }

@@ -76,10 +76,19 @@ export class JobFeed implements AsyncIterableIterator<MultimediaStatus> {
   }
 
   next(): Promise<IteratorResult<MultimediaStatus>> {
+    return new Promise((resolve) => this.pull(resolve));
+  }
+
+  /**
+   * next() without its promise: `take` gets the next event (or the end) at once when there is one,
+   * else as it comes. A WebSocket subscription's events go so (subscription-events.ts): at
+   * thousands of subscribers, a promise per event and subscriber was a good part of a delivery.
+   */
+  pull(take: (result: IteratorResult<MultimediaStatus>) => void): void {
     const first = this.ready.shift();
-    if (first) return Promise.resolve({ value: first.status, done: false });
-    if (this.ended) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve) => (this.waiting = resolve));
+    if (first) take({ value: first.status, done: false });
+    else if (this.ended) take({ value: undefined, done: true });
+    else this.waiting = take;
   }
 
   async return(): Promise<IteratorResult<MultimediaStatus>> {

@@ -178,6 +178,23 @@ function trackedSource(events: object[]) {
   return { iterator, state };
 }
 
+/** trackedSource with pull() (as job.coalescing.ts's JobFeed has): the outlet then takes its events by callback. */
+function pulledSource(events: object[]) {
+  const { iterator, state } = trackedSource(events);
+  let waiting: ((result: IteratorResult<object>) => void) | undefined;
+  const pull = (take: (result: IteratorResult<object>) => void) => {
+    if (state.ended) take({ value: undefined, done: true });
+    else if (events.length) take({ value: events.shift()!, done: false });
+    else waiting = take;
+  };
+  const end = async () => {
+    state.ended = true;
+    waiting?.({ value: undefined, done: true });
+    return { value: undefined, done: true } as const;
+  };
+  return { iterator: Object.assign(iterator, { pull, return: end }), state };
+}
+
 function setUp(source: AsyncIterableIterator<object>, wire: () => never | { data: null }, outlet?: EventOutlet) {
   const query = new GraphQLObjectType({ name: "Query", fields: { ok: { type: GraphQLString } } });
   const subscription = new GraphQLObjectType({
@@ -211,7 +228,10 @@ describe("SubscriptionEvents ends its source", () => {
   });
 });
 
-describe("SubscriptionEvents through an outlet (each event sent by the subscription itself)", () => {
+describe.each([
+  ["an iterator", trackedSource],
+  ["a source that pulls by callback", pulledSource],
+])("SubscriptionEvents through an outlet (each event sent by the subscription itself), from %s", (_kind, trackedSource) => {
   it("sends each event's result with its JSON text, yields none, and ends its source when completed", async () => {
     const { iterator, state } = trackedSource([{}, {}]);
     const sent: string[] = [];
@@ -248,5 +268,26 @@ describe("SubscriptionEvents through an outlet (each event sent by the subscript
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(sent).toEqual([]);
     expect(state.ended).toBe(true);
+  });
+
+  it("sends the next event only once the last one is written (a socket with unsent frames holds its subscription back)", async () => {
+    const { iterator } = trackedSource([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    const sent: string[] = [];
+    let written: (() => void) | undefined;
+    const results = (await setUp(iterator, () => ({ data: null }), {
+      send: (_result, json) => {
+        sent.push(json);
+        return new Promise<void>((resolve) => (written = resolve));
+      },
+    })) as AsyncIterableIterator<unknown>;
+    void results.next();
+    await until(() => sent.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(sent).toHaveLength(1);
+    written!();
+    await until(() => sent.length === 2);
+    written!();
+    await until(() => sent.length === 3);
+    await results.return!();
   });
 });
