@@ -21,7 +21,7 @@ import type { Reference } from "../src/apps/references.ts";
 import { checkArchive } from "../src/multimedia/archive/zip-check.ts";
 import { processArchive } from "../src/multimedia/archive/zip-processor.ts";
 import type { TestObjectStore } from "../test/helpers/object-store.ts";
-import { log, startService, table, type PartResult } from "./lib/harness.ts";
+import { log, startService, table, type PartResult, type Service } from "./lib/harness.ts";
 import { clock, median, ratio } from "./lib/stats.ts";
 
 const ENTRY_BYTES = 100 * 1024;
@@ -86,25 +86,33 @@ async function measureCheck(file: string): Promise<void> {
 async function measureUpload(file: string): Promise<number> {
   const service = await startService("pglite");
   try {
-    const { base, authorization, domain } = service.ready;
-    const api = `${base}/a/${domain}/apps/api`;
-    const source = new FormData();
-    source.append("app_name", "bench");
-    source.append("app_file", new Blob([JSON.stringify({ doc_type: "Application" })]), "app.json");
-    const imported = await fetch(`${api}/import_app/`, { method: "POST", headers: { Authorization: authorization }, body: source });
-    if (imported.status !== 201) throw new Error(`import_app: ${imported.status} ${await imported.text()}`);
-    const { app_id: appId } = (await imported.json()) as { app_id: string };
-    const form = new FormData();
-    form.append("bulk_upload_file", await openAsBlob(file, { type: "application/zip" }), "media.zip");
-    const start = clock();
-    const res = await fetch(`${api}/${appId}/multimedia/`, { method: "POST", headers: { Authorization: authorization }, body: form });
-    const body = await res.text();
-    const ms = clock() - start;
-    if (res.status !== 200) throw new Error(`upload: ${res.status} ${body}`);
-    return ms;
+    return (await importAndUpload(service, "bench", { doc_type: "Application" }, file)).uploadMs;
   } finally {
     await service.stop();
   }
+}
+
+/**
+ * An app imported from `app` into the service, then `file` uploaded as its multimedia: ms from
+ * the upload's start to its 200, and the 200's body.
+ */
+async function importAndUpload(service: Service, name: string, app: object, file: string) {
+  const { base, authorization, domain } = service.ready;
+  const api = `${base}/a/${domain}/apps/api`;
+  const source = new FormData();
+  source.append("app_name", name);
+  source.append("app_file", new Blob([JSON.stringify(app)]), "app.json");
+  const imported = await fetch(`${api}/import_app/`, { method: "POST", headers: { Authorization: authorization }, body: source });
+  if (imported.status !== 201) throw new Error(`import_app: ${imported.status} ${await imported.text()}`);
+  const { app_id: appId } = (await imported.json()) as { app_id: string };
+  const form = new FormData();
+  form.append("bulk_upload_file", await openAsBlob(file, { type: "application/zip" }), "media.zip");
+  const start = clock();
+  const res = await fetch(`${api}/${appId}/multimedia/`, { method: "POST", headers: { Authorization: authorization }, body: form });
+  const body = await res.text();
+  const uploadMs = clock() - start;
+  if (res.status !== 200) throw new Error(`upload: ${res.status} ${body}`);
+  return { api, appId, start, uploadMs, body };
 }
 
 /** Our service on the S3 store (PGlite, the multimedia worker on), given the store's settings. */
@@ -121,22 +129,9 @@ async function startS3Service(store: TestObjectStore) {
 async function measureS3UploadAndProcessing(store: TestObjectStore, file: string, entries: number): Promise<{ uploadMs: number; totalMs: number }> {
   const service = await startS3Service(store);
   try {
-    const { base, authorization, domain } = service.ready;
-    const api = `${base}/a/${domain}/apps/api`;
+    const { authorization } = service.ready;
     const icons = Array.from({ length: entries }, (_, i) => ({ icon: `jr://file/commcare/image/f${i}.png` }));
-    const source = new FormData();
-    source.append("app_name", "bench-s3");
-    source.append("app_file", new Blob([JSON.stringify({ doc_type: "Application", modules: icons })]), "app.json");
-    const imported = await fetch(`${api}/import_app/`, { method: "POST", headers: { Authorization: authorization }, body: source });
-    if (imported.status !== 201) throw new Error(`import_app: ${imported.status} ${await imported.text()}`);
-    const { app_id: appId } = (await imported.json()) as { app_id: string };
-    const form = new FormData();
-    form.append("bulk_upload_file", await openAsBlob(file, { type: "application/zip" }), "media.zip");
-    const start = clock();
-    const res = await fetch(`${api}/${appId}/multimedia/`, { method: "POST", headers: { Authorization: authorization }, body: form });
-    const body = await res.text();
-    const uploadMs = clock() - start;
-    if (res.status !== 200) throw new Error(`upload: ${res.status} ${body}`);
+    const { api, appId, start, uploadMs, body } = await importAndUpload(service, "bench-s3", { doc_type: "Application", modules: icons }, file);
     const { processing_id: id } = JSON.parse(body) as { processing_id: string };
     for (;;) {
       const status = await fetch(`${api}/${appId}/multimedia/status/${id}/`, { headers: { Authorization: authorization } });
