@@ -70,6 +70,15 @@ async function copyTemplate(server: string, name: string): Promise<void> {
 
 export const usingPostgres = () => inject("postgresServer") !== "";
 
+/**
+ * Whether `file` (an open file's path) belongs to an embedded test database: PGlite on a data
+ * directory opens and keeps its relation files as PostgreSQL does, whatever a test is counting.
+ */
+export function isEmbeddedDatabaseFile(file: string): boolean {
+  const template = inject("pgliteTemplate");
+  return template !== "" && file.startsWith(`${path.dirname(template)}${path.sep}`);
+}
+
 export async function freshDatabase(): Promise<Database> {
   const server = inject("postgresServer");
   if (server) {

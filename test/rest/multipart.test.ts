@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readMultipart, type Multipart } from "../../src/rest/multipart.ts";
 import { build, createDomain, createUser, type TestApp, type TestUser } from "../helpers/app.ts";
 import { appSource, appsBase, createApp, expectAppsError, zip, png } from "../helpers/archives.ts";
+import { isEmbeddedDatabaseFile } from "../helpers/db.ts";
 import { filePartHead, hangUpMidBody, openFds, openFilesUnder, spoolStarted, tempEntries, until } from "../helpers/uploads.ts";
 
 /**
@@ -84,9 +85,10 @@ describe("through the Import App API", () => {
       { path: `${appsBase(DOMAIN)}/import_app/`, field: "app_file" },
     ];
 
-    // Database pools open sockets of their own as they please (PostgreSQL): the sockets of the
-    // aborted requests are counted by the server's connections, every other descriptor directly.
-    const files = async () => (await openFds()).filter((target) => !target.startsWith("socket:"));
+    // Database pools open sockets of their own as they please (PostgreSQL), and the embedded
+    // database its relation files: the sockets of the aborted requests are counted by the server's
+    // connections, every other descriptor directly.
+    const files = async () => (await openFds()).filter((target) => !target.startsWith("socket:") && !isEmbeddedDatabaseFile(target));
     const connections = () => new Promise<number>((resolve, reject) => app.server.httpServer.getConnections((e, n) => (e ? reject(e) : resolve(n))));
 
     it("F5: raw sockets cut off inside the file of both endpoints: DATA_DIR/tmp empties and the open fds return to their level", async () => {
