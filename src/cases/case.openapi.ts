@@ -10,7 +10,7 @@ import {
   type FeatureDocument,
   type Operation,
 } from "../openapi/operations.ts";
-import { arrayOf, integer, ordered, queryParameter, queryParameterFamily, ref, string, tableSchema, type Schema } from "../openapi/schema.ts";
+import { arrayOf, integer, nullable, ordered, queryParameter, queryParameterFamily, ref, string, tableSchema, type Schema } from "../openapi/schema.ts";
 import { MAX_BULK } from "./case.actions.ts";
 import { DOTTED_SELECTION, SELECTION_PARAMETERS } from "./case.fields.ts";
 import { BULK_FETCH_KEYS, WRITE_KEYS } from "./case.payload.rest.ts";
@@ -120,7 +120,8 @@ const schemas: Record<string, Schema> = {
   BulkFetchRequest: {
     type: "object",
     description: `At least one of the two, at most ${MAX_BULK_IDS} ids in all.`,
-    properties: Object.fromEntries(BULK_FETCH_KEYS.map((key) => [key, arrayOf({ type: "string" })])),
+    // null is taken as the key's absence (parseBulkFetch), as it always was
+    properties: Object.fromEntries(BULK_FETCH_KEYS.map((key) => [key, nullable(arrayOf({ type: "string" }))])),
   },
 };
 

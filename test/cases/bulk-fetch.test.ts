@@ -46,6 +46,18 @@ describe("body rules", () => {
     }
   });
 
+  it("a list given as null is taken as absent: the other list is served, and the OpenAPI document says so", async () => {
+    const { A } = await three();
+    for (const body of [
+      { case_ids: [A!.case_id], external_ids: null },
+      { case_ids: null, external_ids: ["ext-a"] },
+    ]) {
+      const res = await bulkFetch(body);
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(res.body.cases.map((c: Case) => c.case_name)).toEqual(["A"]);
+    }
+  });
+
   it("a body that is not an object is 400 too (a list, a string, a number, null)", async () => {
     for (const raw of ["[]", '["x"]', '"case_ids"', "42", "null", "true"]) {
       const res = await bulkFetch(raw, { raw: true });
