@@ -71,7 +71,9 @@ describe("§1 OIDC on a production-started server", () => {
   it("the provider gone: a JWT bearer is 503, /readyz stays 200, Basic still works, and the log says why", async () => {
     const { accessToken } = await idp.tokenFor("nurse");
     await idp.close();
-    // a key the server has not fetched makes it ask the provider, which is gone
+    // the previous test's token had the key set fetched: past the cooldown (1 s here), a key the
+    // server has not fetched makes it ask the provider, which is gone (within it, the answer is 401)
+    await new Promise((resolve) => setTimeout(resolve, 1100));
     const [header, payload, signature] = accessToken.split(".");
     const otherKid = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(header, "base64url").toString()), kid: "rotated-in" })).toString(
       "base64url",
