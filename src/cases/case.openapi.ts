@@ -10,7 +10,18 @@ import {
   type FeatureDocument,
   type Operation,
 } from "../openapi/operations.ts";
-import { arrayOf, integer, nullable, ordered, queryParameter, queryParameterFamily, ref, string, tableSchema, type Schema } from "../openapi/schema.ts";
+import {
+  arrayOf,
+  integer,
+  nullable,
+  ordered,
+  queryParameter,
+  queryParameterFamily,
+  ref,
+  string,
+  tableSchema,
+  type Schema,
+} from "../openapi/schema.ts";
 import { MAX_BULK } from "./case.actions.ts";
 import { DOTTED_SELECTION, SELECTION_PARAMETERS } from "./case.fields.ts";
 import { BULK_FETCH_KEYS, WRITE_KEYS } from "./case.payload.rest.ts";
