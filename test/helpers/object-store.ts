@@ -12,7 +12,6 @@ import os from "node:os";
 import path from "node:path";
 import S3rver from "@20minutes/s3rver";
 import type { ObjectStoreConfig } from "../../src/config.ts";
-import { freePort } from "./process.ts";
 
 /** s3rver's one account. */
 export const S3RVER_CREDENTIALS = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER" };
@@ -45,9 +44,11 @@ async function objectFiles(root: string, dir = root): Promise<string[]> {
 
 export async function startObjectStore(bucket = "media"): Promise<TestObjectStore> {
   const directory = await mkdtemp(path.join(os.tmpdir(), "s3rver-"));
-  const port = await freePort();
-  const server = new S3rver({ address: "127.0.0.1", port, directory, silent: true, configureBuckets: [{ name: bucket }] });
-  await server.run();
+  // port 0: the system picks a free port as s3rver listens. A port probed free beforehand can be
+  // taken by another socket before s3rver listens, and s3rver then never settles its run() (the
+  // listen error is thrown as an uncaught exception instead).
+  const server = new S3rver({ address: "127.0.0.1", port: 0, directory, silent: true, configureBuckets: [{ name: bucket }] });
+  const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   const env = (prefix = "", overrides: Record<string, string> = {}) => ({
     BLOB_STORE_URL: `s3://${bucket}${prefix ? `/${prefix}` : ""}`,

@@ -9,7 +9,8 @@ declare module "@20minutes/s3rver" {
   }
   export default class S3rver {
     constructor(options: S3rverOptions);
-    run(): Promise<unknown>;
+    /** the address it listens on (the port chosen by the system for port 0) */
+    run(): Promise<import("node:net").AddressInfo>;
     close(): Promise<void>;
   }
 }
