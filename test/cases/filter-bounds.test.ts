@@ -199,6 +199,7 @@ describe.runIf(usingPostgres())("PostgreSQL: DATABASE_STATEMENT_TIMEOUT_MS", () 
       throw new Error("not reached: the statement was not cancelled");
     };
     vi.spyOn(CaseRepository.prototype, "page").mockImplementation(slow);
+    vi.spyOn(CaseRepository.prototype, "pageJson").mockImplementation(slow);
     vi.spyOn(CaseRepository.prototype, "slice").mockImplementation(slow);
     const message = "Query took too long: the database cancelled it at its statement timeout. Ask for smaller pages or narrower filters.";
 
