@@ -104,10 +104,10 @@ export class SubscriptionEvents {
     const selection = this.selectionKey(args);
     const events = source[Symbol.asyncIterator]();
     const outlet = typeof args.contextValue === "object" && args.contextValue !== null ? this.outlets.get(args.contextValue) : undefined;
-    if (outlet && isPullSource(events)) {
+    if (outlet) {
       // each event sent in its turn (DeliveryTurns), through the outlet, once the last one is: by
       // callbacks, from the source to the socket
-      return pulledEvents(events, (event, sent, live) => {
+      return pulledEvents(pullerOf(events), events, (event, sent, live) => {
         const pending = this.resultOf(event, selection, args);
         const inTurn = (shared: SharedResult) =>
           this.turns.enqueue(() => {
@@ -124,18 +124,6 @@ export class SubscriptionEvents {
         const shared = made.get(pending);
         if (shared) inTurn(shared);
         else pending.then(inTurn, sent.failed);
-      });
-    }
-    if (outlet) {
-      // each event sent in its turn (DeliveryTurns), through the outlet, once the last one is
-      return sentEvents(events, async (event, live) => {
-        const pending = this.resultOf(event, selection, args);
-        const shared = made.get(pending) ?? (await pending);
-        await this.turns.take();
-        // completed while it waited: its id may already be a new subscription's
-        if (!live()) return;
-        const sending = outlet.send(shared.result, shared.json);
-        if (sending) await sending;
       });
     }
     // the events are results as they are sent (isWire), typed as graphql-ws expects them, each
@@ -212,8 +200,19 @@ interface PullSource<T> extends AsyncIterator<T> {
   pull(take: (result: IteratorResult<T>) => void): void;
 }
 
-function isPullSource<T>(source: AsyncIterator<T>): source is PullSource<T> {
-  return typeof (source as Partial<PullSource<T>>).pull === "function";
+/** Hands the source's next event to `take`, or its failure to `failed`. */
+type Puller<T> = (take: (result: IteratorResult<T>) => void, failed: (error: unknown) => void) => void;
+
+/**
+ * How to take `source`'s next event by callback: its own `pull` where it has one (no promise per
+ * event), else its next() (a plain async iterator: a case feed).
+ */
+function pullerOf<T>(source: AsyncIterator<T>): Puller<T> {
+  const { pull } = source as Partial<PullSource<T>>;
+  if (typeof pull === "function") return (take) => pull.call(source, take);
+  return (take, failed) => {
+    source.next().then(take, failed);
+  };
 }
 
 /** What a delivery calls once it is done: `ok` when the next event may follow, `failed` when it could not be sent. */
@@ -223,31 +222,32 @@ interface Sent {
 }
 
 /**
- * sentEvents without a promise per event: the source's events each handed to `deliver`, the next
- * one pulled once `deliver` says the last one was sent. The iterator yields none; its next()
- * settles when the source ends (or fails when a delivery fails, ending the source), and its
- * return() ends the source at once; `live` tells a delivery still waiting for its turn that it
- * was ended meanwhile.
+ * The source's events each handed to `deliver`, the next one pulled once `deliver` says the last
+ * one was sent. The iterator yields none; its next() settles when the source ends (or fails when
+ * the source or a delivery fails, ending the source), and its return() ends the source at once, as
+ * mapEvents' does; `live` tells a delivery still waiting for its turn that it was ended meanwhile.
  */
-function pulledEvents<T>(source: PullSource<T>, deliver: (event: T, sent: Sent, live: () => boolean) => void): AsyncIterableIterator<never> {
+function pulledEvents<T>(
+  pull: Puller<T>,
+  source: AsyncIterator<T>,
+  deliver: (event: T, sent: Sent, live: () => boolean) => void,
+): AsyncIterableIterator<never> {
   let ended = false;
   let started = false;
   let settle: { resolve: (result: IteratorResult<never>) => void; reject: (error: unknown) => void } | undefined;
   const live = () => !ended;
   const finish = () => settle?.resolve({ value: undefined, done: true });
+  const fail = (error: unknown) => {
+    if (ended) return;
+    ended = true;
+    void source.return?.();
+    settle?.reject(error);
+  };
   const take = (next: IteratorResult<T>) => {
     if (next.done || ended) finish();
     else deliver(next.value, sent, live);
   };
-  const sent: Sent = {
-    ok: () => source.pull(take),
-    failed: (error) => {
-      if (ended) return;
-      ended = true;
-      void source.return?.();
-      settle?.reject(error);
-    },
-  };
+  const sent: Sent = { ok: () => pull(take, fail), failed: fail };
   return {
     [Symbol.asyncIterator]() {
       return this;
@@ -257,7 +257,7 @@ function pulledEvents<T>(source: PullSource<T>, deliver: (event: T, sent: Sent, 
       started = true;
       return new Promise((resolve, reject) => {
         settle = { resolve, reject };
-        source.pull(take);
+        pull(take, fail);
       });
     },
     async return() {
@@ -270,43 +270,6 @@ function pulledEvents<T>(source: PullSource<T>, deliver: (event: T, sent: Sent, 
       ended = true;
       await source.return?.();
       finish();
-      throw error;
-    },
-  };
-}
-
-/**
- * The source's events each handed to `send`, as an iterator that yields none: it ends when the
- * source does (or ends it when a send fails, and fails), and its return() ends the source at once,
- * as mapEvents' does; `live` tells a send still waiting for its turn that it was ended meanwhile.
- */
-function sentEvents<T>(source: AsyncIterator<T>, send: (event: T, live: () => boolean) => Promise<void>): AsyncIterableIterator<never> {
-  let ended = false;
-  const live = () => !ended;
-  return {
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-    async next() {
-      for (;;) {
-        const next = await source.next();
-        if (next.done || ended) return { value: undefined, done: true };
-        try {
-          await send(next.value, live);
-        } catch (error) {
-          await source.return?.();
-          throw error;
-        }
-      }
-    },
-    async return() {
-      ended = true;
-      await source.return?.();
-      return { value: undefined, done: true };
-    },
-    async throw(error: unknown) {
-      ended = true;
-      await source.return?.();
       throw error;
     },
   };

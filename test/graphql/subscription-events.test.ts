@@ -226,6 +226,17 @@ describe("SubscriptionEvents ends its source", () => {
     await expect(results.next()).rejects.toThrow("no result");
     expect(state.ended).toBe(true);
   });
+
+  it("when its source fails, through an outlet (the error reaches the subscriber, nothing is sent)", async () => {
+    const { iterator } = trackedSource([]);
+    iterator.next = () => Promise.reject(new Error("bus gone"));
+    const sent: string[] = [];
+    const results = (await setUp(iterator, () => ({ data: null }), {
+      send: (_result, json) => void sent.push(json),
+    })) as AsyncIterableIterator<unknown>;
+    await expect(results.next()).rejects.toThrow("bus gone");
+    expect(sent).toEqual([]);
+  });
 });
 
 describe.each([
