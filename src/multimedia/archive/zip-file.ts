@@ -51,8 +51,9 @@ const NO_WINDOW: Window = { start: 0, data: Buffer.alloc(0) };
  * copies; `lend` serves a view of the window itself (no copy: with every member copied out, the
  * copies were most of the garbage collector's work), and the window's buffer is read into again
  * only once every view of it is released. A buffer is reused only once no call can be served from
- * it and nothing borrowed from it is held: the window, the read ahead and the lent buffers are at
- * most four. Calls may overlap (the processor reads one entry ahead): they take turns, so that the
+ * it and nothing borrowed from it is held: besides the window and the read ahead, at most one
+ * buffer per loan held (the processor holds one per store running and one for the entry it reads
+ * ahead, so four stores at once hold seven window buffers at most). Calls may overlap (the processor reads one entry ahead): they take turns, so that the
  * read ahead is used once.
  */
 export class WindowedFile {
