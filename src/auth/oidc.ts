@@ -76,7 +76,11 @@ function refusalOf(error: unknown): string {
   return REFUSALS.malformed;
 }
 
-/** What a failed fetch says, briefly, for the log and the 503's message. */
+/** The 503's message while the provider is out of reach: why (a host not found, a refused connection) is logged for the operator, not told to any caller. */
+const PROVIDER_UNAVAILABLE =
+  "The service is temporarily unavailable: the identity provider (OIDC_ISSUER) cannot be reached to check the token. Retry later.";
+
+/** What a failed fetch says, briefly, for the log. */
 function reasonOf(error: unknown): string {
   if (error instanceof errors.JWKSTimeout || (error as Error)?.name === "TimeoutError") return "no answer in time";
   const cause = (error as { cause?: { code?: unknown } })?.cause?.code;
@@ -113,8 +117,8 @@ export class OidcTokens {
   async metadata(): Promise<ProviderMetadata> {
     try {
       return await this.currentMetadata();
-    } catch (error) {
-      throw this.unavailable(error);
+    } catch {
+      throw this.unavailable();
     }
   }
 
@@ -136,7 +140,7 @@ export class OidcTokens {
     try {
       payload = await this.verify(token);
     } catch (error) {
-      if (error instanceof ProviderUnreachable) throw this.unavailable(error);
+      if (error instanceof ProviderUnreachable) throw this.unavailable();
       return { ok: false, description: refusalOf(error) };
     }
     // RFC 9068 §2.2: a token a client got for itself (client credentials) has the client as `sub`
@@ -269,10 +273,8 @@ export class OidcTokens {
     log.warn("OpenID Connect provider unreachable", { issuer: this.settings.issuer, reason: this.lastFailure });
   }
 
-  private unavailable(error: unknown): DomainError {
-    const reason = error instanceof ProviderUnreachable ? error.message : reasonOf(error);
-    return serviceUnavailable(
-      `The service is temporarily unavailable: the identity provider (OIDC_ISSUER) cannot be reached to check the token (${reason}). Retry later.`,
-    );
+  /** The 503 a caller gets: why the provider is out of reach is the operator's (logged), not the caller's, to read. */
+  private unavailable(): DomainError {
+    return serviceUnavailable(PROVIDER_UNAVAILABLE);
   }
 }
