@@ -323,37 +323,48 @@ export class CaseRepository {
       ORDER BY ci.case_id`;
   }
 
-  // ---- for writes: every case a request names, read and locked in one statement
+  // ---- for writes: the cases a request writes, read and locked in one statement
 
   /**
-   * The cases a write names (by case_id, or by external_id: every case holding one of them), read
-   * and locked FOR UPDATE in id order (so that concurrent writers cannot deadlock), without their
-   * indices: the write statement reads those (`WriteReads`). Inside a transaction whose advisory
+   * The cases a write may change (named by case_id, or by external_id: every case holding one of
+   * them), read and locked FOR UPDATE in id order (so that concurrent writers cannot deadlock),
+   * without their indices: the write statement reads those. Inside a transaction whose advisory
    * locks on the upserted external ids were taken by an earlier statement, so that this
    * statement's snapshot sees a case a concurrent upsert of the same external id committed. One
    * statement on `cases` alone: a distributed planner refuses FOR UPDATE beside a subquery, a join
    * or a window function, so the oldest case of each external id is chosen here.
    */
   async lockNamed(domain: { id: string; name: string }, ids: string[], externalIds: string[]): Promise<NamedCases> {
-    const uuids = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
-    const externals = [...new Set(externalIds.filter(isStorableText))];
-    const named: NamedCases = { byId: new Map(), oldestByExternalId: new Map() };
-    if (!uuids.length && !externals.length) return named;
-    const rows = await this.db.$queryRaw<(CaseRow & { opened_us: bigint })[]>`SELECT ${COLUMNS},
-        (extract(epoch FROM c.date_opened) * 1000000)::bigint AS opened_us
+    const uuids = uniqueUuids(ids);
+    const externals = uniqueExternalIds(externalIds);
+    if (!uuids.length && !externals.length) return { byId: new Map(), oldestByExternalId: new Map() };
+    const rows = await this.db.$queryRaw<(CaseRow & { opened_us: bigint })[]>`SELECT ${COLUMNS}, ${OPENED_US} AS opened_us
       FROM cases c WHERE c.domain_id = ${domain.id}::uuid AND (c.id = ANY(${uuids}::uuid[]) OR c.external_id = ANY(${externals}::text[]))
       ORDER BY c.id FOR UPDATE`;
-    const wanted = new Set(externals);
-    const oldest = new Map<string, CaseRow & { opened_us: bigint }>();
-    for (const row of rows) {
-      named.byId.set(row.id, toRecord(domain.name, row, []));
-      if (row.external_id === null || !wanted.has(row.external_id)) continue;
-      // the oldest by date_opened, then case_id: rows come in id order, so the first of a tie stays
-      const held = oldest.get(row.external_id);
-      if (!held || BigInt(row.opened_us) < BigInt(held.opened_us)) oldest.set(row.external_id, row);
-    }
-    for (const [externalId, row] of oldest) named.oldestByExternalId.set(externalId, row.id);
-    return named;
+    return {
+      byId: new Map(rows.map((row) => [row.id, toRecord(domain.name, row, [])])),
+      oldestByExternalId: oldestOf(rows, externals),
+    };
+  }
+
+  /**
+   * Which of these ids name a case of the domain, and the oldest case of each external id (by
+   * date_opened, then case_id), without a lock: the cases an index points at, which a write reads
+   * but does not change.
+   */
+  async namedIds(
+    domain: { id: string },
+    ids: string[],
+    externalIds: string[],
+  ): Promise<{ ids: Set<string>; oldestByExternalId: Map<string, string> }> {
+    const uuids = uniqueUuids(ids);
+    const externals = uniqueExternalIds(externalIds);
+    if (!uuids.length && !externals.length) return { ids: new Set(), oldestByExternalId: new Map() };
+    const rows = await this.db.$queryRaw<{ id: string; external_id: string | null; opened_us: bigint }[]>`SELECT c.id, c.external_id,
+        ${OPENED_US} AS opened_us
+      FROM cases c WHERE c.domain_id = ${domain.id}::uuid AND (c.id = ANY(${uuids}::uuid[]) OR c.external_id = ANY(${externals}::text[]))
+      ORDER BY c.id`;
+    return { ids: new Set(rows.map((r) => r.id)), oldestByExternalId: oldestOf(rows, externals) };
   }
 
   private async withIndices(domain: { id: string; name: string }, rows: CaseRow[]): Promise<CaseRecord[]> {
@@ -364,6 +375,28 @@ export class CaseRepository {
     const byCase = indicesByCase(indexRows);
     return rows.map((r) => toRecord(domain.name, r, byCase.get(r.id) ?? []));
   }
+}
+
+/** date_opened to the microsecond, for choosing the oldest case of an external id in JavaScript. */
+const OPENED_US = sql`(extract(epoch FROM c.date_opened) * 1000000)::bigint`;
+
+const uniqueUuids = (ids: string[]) => [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
+const uniqueExternalIds = (externalIds: string[]) => [...new Set(externalIds.filter(isStorableText))];
+
+/**
+ * The oldest case (by date_opened, then case_id) of each wanted external id, from rows in case_id
+ * order: the first of a tie stays.
+ */
+function oldestOf(rows: { id: string; external_id: string | null; opened_us: bigint }[], wanted: string[]): Map<string, string> {
+  const names = new Set(wanted);
+  const oldest = new Map<string, { id: string; openedUs: bigint }>();
+  for (const row of rows) {
+    if (row.external_id === null || !names.has(row.external_id)) continue;
+    const openedUs = BigInt(row.opened_us);
+    const held = oldest.get(row.external_id);
+    if (!held || openedUs < held.openedUs) oldest.set(row.external_id, { id: row.id, openedUs });
+  }
+  return new Map([...oldest].map(([externalId, { id }]) => [externalId, id]));
 }
 
 /** What `lockNamed` found: the named cases by id (indices not read), and the oldest case of each named external id. */

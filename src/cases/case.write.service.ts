@@ -112,19 +112,29 @@ export class CaseWrites {
         FROM (SELECT k FROM unnest(${lockKeys}::text[]) AS k ORDER BY k) AS keys`;
     }
 
-    // Every case the request names, by case_id or external_id (its own or an index's target).
-    const namedIds = actions.flatMap((a) => [
-      ...(a.action === "update" && a.by === "case_id" ? [a.caseId] : []),
-      ...a.fields.indices.flatMap((i) => (i.target?.ref.by === "case_id" ? [i.target.ref.value] : [])),
-    ]);
-    const namedExternal = actions.flatMap((a) => [
-      ...(a.action === "upsert" || (a.action === "update" && a.by === "external_id") ? [a.externalId] : []),
-      ...a.fields.indices.flatMap((i) => (i.target?.ref.by === "external_id" ? [i.target.ref.value] : [])),
-    ]);
-    // read and locked at once; the indices of those it changes come back with the write
-    const named = await repository.lockNamed(domain, namedIds, namedExternal);
-    const existingIds = named.byId;
+    // The cases the request may change are read and locked at once (the indices of those it
+    // changes come back with the write); the cases its indices point at only looked up, unlocked,
+    // so that concurrent writes adding children to one case do not queue behind each other.
+    const writtenIds = actions.flatMap((a) => (a.action === "update" && a.by === "case_id" ? [a.caseId] : []));
+    const writtenExternal = actions.flatMap((a) =>
+      a.action === "upsert" || (a.action === "update" && a.by === "external_id") ? [a.externalId] : [],
+    );
+    const named = await repository.lockNamed(domain, writtenIds, writtenExternal);
+    const existingIds = new Map<string, { id: string }>(named.byId);
     const byExternal = new Map([...named.oldestByExternalId].map(([externalId, id]) => [externalId, { id }]));
+    const lockedIds = new Set(writtenIds.map((id) => id.toLowerCase()));
+    const lockedExternal = new Set(writtenExternal);
+    const targetIds = actions.flatMap((a) =>
+      a.fields.indices.flatMap((i) =>
+        i.target?.ref.by === "case_id" && !lockedIds.has(i.target.ref.value.toLowerCase()) ? [i.target.ref.value] : [],
+      ),
+    );
+    const targetExternal = actions.flatMap((a) =>
+      a.fields.indices.flatMap((i) => (i.target?.ref.by === "external_id" && !lockedExternal.has(i.target.ref.value) ? [i.target.ref.value] : [])),
+    );
+    const targets = await repository.namedIds(domain, targetIds, targetExternal);
+    for (const id of targets.ids) existingIds.set(id, { id });
+    for (const [externalId, id] of targets.oldestByExternalId) byExternal.set(externalId, { id });
 
     const errors: string[] = [];
     const plan = this.plan(actions, existingIds, byExternal, errors, rowError);
