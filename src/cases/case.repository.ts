@@ -323,60 +323,106 @@ export class CaseRepository {
       ORDER BY ci.case_id`;
   }
 
-  // ---- for writes: what planning needs (ids only), then the rows to change, locked
+  // ---- for writes: the cases a request writes, read and locked in one statement
 
-  /** Which of these ids name a case of the domain. */
-  async existingIds(domain: { id: string }, ids: string[]): Promise<Map<string, { id: string }>> {
-    const uuids = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
-    if (!uuids.length) return new Map();
-    const rows = await this.db.$queryRaw<{ id: string }[]>`SELECT c.id FROM cases c
-      WHERE c.domain_id = ${domain.id}::uuid AND c.id = ANY(${uuids}::uuid[])`;
-    return new Map(rows.map((r) => [r.id, r]));
-  }
-
-  /** The id of the oldest case (by date_opened, then case_id) for each external id. */
-  async idsByExternalIds(domain: { id: string }, externalIds: string[]): Promise<Map<string, { id: string }>> {
-    const unique = [...new Set(externalIds.filter(isStorableText))];
-    if (!unique.length) return new Map();
-    const rows = await this.db.$queryRaw<{ id: string; external_id: string }[]>`SELECT DISTINCT ON (c.external_id) c.external_id, c.id
-      FROM cases c WHERE c.domain_id = ${domain.id}::uuid AND c.external_id = ANY(${unique}::text[])
-      ORDER BY c.external_id, c.date_opened, c.id`;
-    return new Map(rows.map((r) => [r.external_id, { id: r.id }]));
+  /**
+   * The cases a write may change (named by case_id, or by external_id: every case holding one of
+   * them), read and locked FOR UPDATE in id order (so that concurrent writers cannot deadlock),
+   * without their indices: the write statement reads those. Inside a transaction whose advisory
+   * locks on the upserted external ids were taken by an earlier statement, so that this
+   * statement's snapshot sees a case a concurrent upsert of the same external id committed. One
+   * statement on `cases` alone: a distributed planner refuses FOR UPDATE beside a subquery, a join
+   * or a window function, so the oldest case of each external id is chosen here.
+   */
+  async lockNamed(domain: { id: string; name: string }, ids: string[], externalIds: string[]): Promise<NamedCases> {
+    const uuids = uniqueUuids(ids);
+    const externals = uniqueExternalIds(externalIds);
+    if (!uuids.length && !externals.length) return { byId: new Map(), oldestByExternalId: new Map() };
+    const rows = await this.db.$queryRaw<(CaseRow & { opened_us: bigint })[]>`SELECT ${COLUMNS}, ${OPENED_US} AS opened_us
+      FROM cases c WHERE c.domain_id = ${domain.id}::uuid AND (c.id = ANY(${uuids}::uuid[]) OR c.external_id = ANY(${externals}::text[]))
+      ORDER BY c.id FOR UPDATE`;
+    return {
+      byId: new Map(rows.map((row) => [row.id, toRecord(domain.name, row, [])])),
+      oldestByExternalId: oldestOf(rows, externals),
+    };
   }
 
   /**
-   * The cases a write will change, with their indices. Inside a transaction: the cases are locked
-   * FOR UPDATE in id order (so that concurrent writers cannot deadlock) by a statement on `cases`
-   * alone, and their indices read by a second one. A distributed planner refuses FOR UPDATE beside
-   * a subquery or a join, and the second statement's snapshot, taken once the locks are held, sees
-   * the indices that the writer this one waited for committed.
+   * Which of these ids name a case of the domain, and the oldest case of each external id (by
+   * date_opened, then case_id), without a lock: the cases an index points at, which a write reads
+   * but does not change.
    */
-  async lockForWrite(domain: { id: string; name: string }, ids: string[]): Promise<Map<string, CaseRecord>> {
-    if (!ids.length) return new Map();
-    const rows = await this.db.$queryRaw<CaseRow[]>`SELECT ${COLUMNS}
-      FROM cases c WHERE c.domain_id = ${domain.id}::uuid AND c.id = ANY(${ids}::uuid[])
-      ORDER BY c.id FOR UPDATE`;
-    const records = await this.withIndices(domain, rows);
-    return new Map(records.map((r) => [r.id, r]));
+  async namedIds(
+    domain: { id: string },
+    ids: string[],
+    externalIds: string[],
+  ): Promise<{ ids: Set<string>; oldestByExternalId: Map<string, string> }> {
+    const uuids = uniqueUuids(ids);
+    const externals = uniqueExternalIds(externalIds);
+    if (!uuids.length && !externals.length) return { ids: new Set(), oldestByExternalId: new Map() };
+    const rows = await this.db.$queryRaw<{ id: string; external_id: string | null; opened_us: bigint }[]>`SELECT c.id, c.external_id,
+        ${OPENED_US} AS opened_us
+      FROM cases c WHERE c.domain_id = ${domain.id}::uuid AND (c.id = ANY(${uuids}::uuid[]) OR c.external_id = ANY(${externals}::text[]))
+      ORDER BY c.id`;
+    return { ids: new Set(rows.map((r) => r.id)), oldestByExternalId: oldestOf(rows, externals) };
   }
 
   private async withIndices(domain: { id: string; name: string }, rows: CaseRow[]): Promise<CaseRecord[]> {
     if (!rows.length) return [];
-    const indexRows = await this.db.$queryRaw<
-      { case_id: string; name: string; referenced_id: string; referenced_type: string; relationship: string }[]
-    >`
+    const indexRows = await this.db.$queryRaw<IndexRow[]>`
       SELECT case_id, name, referenced_id, referenced_type, relationship FROM case_indices
       WHERE domain_id = ${domain.id}::uuid AND case_id = ANY(${rows.map((r) => r.id)}::uuid[])`;
-    const byCase = Map.groupBy(indexRows, (i) => i.case_id);
-    const indicesOf = (caseId: string): CaseIndexRecord[] =>
-      (byCase.get(caseId) ?? []).map((i) => ({
-        name: i.name,
-        referencedId: i.referenced_id,
-        referencedType: i.referenced_type,
-        relationship: i.relationship,
-      }));
-    return rows.map((r) => toRecord(domain.name, r, indicesOf(r.id)));
+    const byCase = indicesByCase(indexRows);
+    return rows.map((r) => toRecord(domain.name, r, byCase.get(r.id) ?? []));
   }
+}
+
+/** date_opened to the microsecond, for choosing the oldest case of an external id in JavaScript. */
+const OPENED_US = sql`(extract(epoch FROM c.date_opened) * 1000000)::bigint`;
+
+const uniqueUuids = (ids: string[]) => [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
+const uniqueExternalIds = (externalIds: string[]) => [...new Set(externalIds.filter(isStorableText))];
+
+/**
+ * The oldest case (by date_opened, then case_id) of each wanted external id, from rows in case_id
+ * order: the first of a tie stays.
+ */
+function oldestOf(rows: { id: string; external_id: string | null; opened_us: bigint }[], wanted: string[]): Map<string, string> {
+  const names = new Set(wanted);
+  const oldest = new Map<string, { id: string; openedUs: bigint }>();
+  for (const row of rows) {
+    if (row.external_id === null || !names.has(row.external_id)) continue;
+    const openedUs = BigInt(row.opened_us);
+    const held = oldest.get(row.external_id);
+    if (!held || openedUs < held.openedUs) oldest.set(row.external_id, { id: row.id, openedUs });
+  }
+  return new Map([...oldest].map(([externalId, { id }]) => [externalId, id]));
+}
+
+/** What `lockNamed` found: the named cases by id (indices not read), and the oldest case of each named external id. */
+export interface NamedCases {
+  byId: Map<string, CaseRecord>;
+  oldestByExternalId: Map<string, string>;
+}
+
+/** A case_indices row as a write statement reads it back. */
+export interface IndexRow {
+  case_id: string;
+  name: string;
+  referenced_id: string;
+  referenced_type: string;
+  relationship: string;
+}
+
+/** The rows of case_indices as the index records of their cases. */
+export function indicesByCase(rows: IndexRow[]): Map<string, CaseIndexRecord[]> {
+  const byCase = new Map<string, CaseIndexRecord[]>();
+  for (const i of rows) {
+    const list = byCase.get(i.case_id) ?? [];
+    list.push({ name: i.name, referencedId: i.referenced_id, referencedType: i.referenced_type, relationship: i.relationship });
+    byCase.set(i.case_id, list);
+  }
+  return byCase;
 }
 
 function toRecord(domainName: string, r: CaseRow, indices: CaseIndexRecord[]): CaseRecord {

@@ -9,7 +9,7 @@ import { newUuid } from "../util/ids.ts";
 import { CASE_API_XMLNS, formXml, type CaseBlock, type FormMeta } from "./case.form.ts";
 import type { CaseAction, CaseFields, IndexRef } from "./case.actions.ts";
 import type { CaseRecord } from "./case.record.ts";
-import { CaseRepository } from "./case.repository.ts";
+import { CaseRepository, indicesByCase, type IndexRow } from "./case.repository.ts";
 
 /**
  * Case writes of CONTRACT §2: every request is validated whole (the rules of case.actions.ts), then
@@ -112,25 +112,36 @@ export class CaseWrites {
         FROM (SELECT k FROM unnest(${lockKeys}::text[]) AS k ORDER BY k) AS keys`;
     }
 
-    // Look everything up that the request names, then lock the cases it will change.
-    const namedIds = actions.flatMap((a) => [
-      ...(a.action === "update" && a.by === "case_id" ? [a.caseId] : []),
-      ...a.fields.indices.flatMap((i) => (i.target?.ref.by === "case_id" ? [i.target.ref.value] : [])),
-    ]);
-    const namedExternal = actions.flatMap((a) => [
-      ...(a.action === "upsert" || (a.action === "update" && a.by === "external_id") ? [a.externalId] : []),
-      ...a.fields.indices.flatMap((i) => (i.target?.ref.by === "external_id" ? [i.target.ref.value] : [])),
-    ]);
-    const byExternal = await repository.idsByExternalIds(domain, namedExternal);
-    const existingIds = await repository.existingIds(domain, namedIds);
+    // The cases the request may change are read and locked at once (the indices of those it
+    // changes come back with the write); the cases its indices point at only looked up, unlocked,
+    // so that concurrent writes adding children to one case do not queue behind each other.
+    const writtenIds = actions.flatMap((a) => (a.action === "update" && a.by === "case_id" ? [a.caseId] : []));
+    const writtenExternal = actions.flatMap((a) =>
+      a.action === "upsert" || (a.action === "update" && a.by === "external_id") ? [a.externalId] : [],
+    );
+    const named = await repository.lockNamed(domain, writtenIds, writtenExternal);
+    const existingIds = new Map<string, { id: string }>(named.byId);
+    const byExternal = new Map([...named.oldestByExternalId].map(([externalId, id]) => [externalId, { id }]));
+    const lockedIds = new Set(writtenIds.map((id) => id.toLowerCase()));
+    const lockedExternal = new Set(writtenExternal);
+    const targetIds = actions.flatMap((a) =>
+      a.fields.indices.flatMap((i) =>
+        i.target?.ref.by === "case_id" && !lockedIds.has(i.target.ref.value.toLowerCase()) ? [i.target.ref.value] : [],
+      ),
+    );
+    const targetExternal = actions.flatMap((a) =>
+      a.fields.indices.flatMap((i) => (i.target?.ref.by === "external_id" && !lockedExternal.has(i.target.ref.value) ? [i.target.ref.value] : [])),
+    );
+    const targets = await repository.namedIds(domain, targetIds, targetExternal);
+    for (const id of targets.ids) existingIds.set(id, { id });
+    for (const [externalId, id] of targets.oldestByExternalId) byExternal.set(externalId, { id });
 
     const errors: string[] = [];
     const plan = this.plan(actions, existingIds, byExternal, errors, rowError);
     if (errors.length) throw badInput(errors.join("; "));
 
     const updatedIds = [...new Set(plan.filter((p) => !p.created).map((p) => p.caseId))].sort();
-    // the cases to change, read again under a row lock
-    const current = await repository.lockForWrite(domain, updatedIds);
+    const current = new Map(updatedIds.map((id) => [id, named.byId.get(id)!]));
 
     const createdIds = new Set(plan.filter((p) => p.created).map((p) => p.caseId));
     const temporary = new Map<string, string>();
@@ -186,7 +197,8 @@ export class CaseWrites {
     if (errors.length) throw badInput(errors.join("; "));
     if (submissionErrors.length) throw new SubmissionError(submissionErrors.join("; "));
 
-    await this.persist(tx, domain, [...createdIds], updatedIds, state, meta, blocks);
+    const storedIndices = await this.persist(tx, domain, [...createdIds], updatedIds, state, meta, blocks);
+    keepUnnamedIndices(state, updatedIds, storedIndices, blocks);
     return plan.map((p) => state.get(p.caseId)!);
   }
 
@@ -251,6 +263,9 @@ export class CaseWrites {
   /**
    * Writes the cases, their changed indices, the form and its form_cases rows in one statement
    * (data-modifying CTEs over parameter arrays): one round trip whatever the size of the request.
+   * The same statement reads the indices the updated cases held before it (its snapshot, taken once
+   * their row locks were held, sees none of its own changes), which the response keeps where the
+   * request did not name them.
    */
   private async persist(
     tx: Db,
@@ -260,7 +275,7 @@ export class CaseWrites {
     state: Map<string, CaseRecord>,
     meta: FormMeta,
     blocks: CaseBlock[],
-  ): Promise<void> {
+  ): Promise<IndexRow[]> {
     const cases = (ids: string[]) => ids.map((id) => state.get(id)!);
     const iso = (d: Date | null) => (d ? d.toISOString() : null);
     const columns = (rows: CaseRecord[]) => ({
@@ -335,10 +350,16 @@ export class CaseWrites {
               ${form.deviceId}, ${form.receivedOn.toISOString()}::timestamptz, ${formXml(blocks, meta)})
       RETURNING id)`);
     const touched = [...createdIds, ...updatedIds];
-    await tx.$executeRaw`WITH ${join(steps, ", ")}
-      INSERT INTO form_cases (form_id, case_id, domain_id, position)
+    const formCases = sql`INSERT INTO form_cases (form_id, case_id, domain_id, position)
       SELECT form.id, v.case_id, ${domain.id}::uuid, v.position::int - 1
       FROM form, unnest(${touched}::uuid[]) WITH ORDINALITY AS v(case_id, position)`;
+    if (!updatedIds.length) {
+      await tx.$executeRaw`WITH ${join(steps, ", ")} ${formCases}`;
+      return [];
+    }
+    return tx.$queryRaw<IndexRow[]>`WITH ${join(steps, ", ")}, form_rows AS (${formCases})
+      SELECT case_id::text AS case_id, name, referenced_id::text AS referenced_id, referenced_type, relationship FROM case_indices
+      WHERE domain_id = ${domain.id}::uuid AND case_id = ANY(${updatedIds}::uuid[])`;
   }
 }
 
@@ -348,6 +369,27 @@ export class CaseWrites {
  */
 function needsReads(actions: CaseAction[]): boolean {
   return actions.some((a) => a.action !== "create" || a.fields.indices.some((i) => i.target !== null && i.target.ref.by !== "temporary_id"));
+}
+
+/**
+ * Puts back, on each updated case, the indices it held before the write and that no block of the
+ * request named (the blocks' own start from none: see lockNamed), first, as a merge would keep them.
+ */
+function keepUnnamedIndices(state: Map<string, CaseRecord>, updatedIds: string[], stored: IndexRow[], blocks: CaseBlock[]): void {
+  if (!updatedIds.length) return;
+  const before = indicesByCase(stored);
+  const namedOf = new Map<string, Set<string>>();
+  for (const b of blocks) {
+    const names = namedOf.get(b.caseId) ?? new Set<string>();
+    for (const name of b.indices.keys()) names.add(name);
+    namedOf.set(b.caseId, names);
+  }
+  for (const id of updatedIds) {
+    const kept = (before.get(id) ?? []).filter((i) => !namedOf.get(id)?.has(i.name));
+    if (!kept.length) continue;
+    const record = state.get(id)!;
+    state.set(id, { ...record, indices: [...kept, ...record.indices] });
+  }
 }
 
 /** The stored form of a write, applied or refused (the caller adds the XML, or the problem). */

@@ -169,7 +169,55 @@ describe("bulk upserts", () => {
   });
 });
 
+describe("an external id several cases share (POST creates duplicates)", () => {
+  it("§2: an upsert, and an index naming it, take the oldest case by date_opened", async () => {
+    const older = await app.createCase({ external_id: "shared", properties: { n: "older" } });
+    await new Promise((r) => setTimeout(r, 5));
+    const newer = await app.createCase({ external_id: "shared", properties: { n: "newer" } });
+    const res = await app.post([
+      { external_id: "shared", properties: { touched: "yes" } },
+      { ...base, create: true, indices: { parent: { external_id: "shared", case_type: "patient", relationship: "child" } } },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.cases[0]).toMatchObject({ case_id: older.case_id, properties: { n: "older", touched: "yes" } });
+    expect(res.body.cases[1].indices.parent.case_id).toBe(older.case_id);
+    expect((await app.get(newer.case_id)).body.properties).toEqual({ n: "newer" });
+  });
+
+  it("§2: among cases opened at the same moment, the one with the lowest case_id", async () => {
+    const created = await app.post([
+      { ...base, create: true, external_id: "tied" },
+      { ...base, create: true, external_id: "tied" },
+      { ...base, create: true, external_id: "tied" },
+    ]);
+    expect(created.status).toBe(200);
+    const lowest = created.body.cases.map((c: { case_id: string }) => c.case_id).sort()[0];
+    const res = await app.put("ext/tied/", { case_name: "chosen" });
+    expect(res.status).toBe(200);
+    expect(res.body.case.case_id).toBe(lowest);
+  });
+});
+
 describe("concurrency", () => {
+  it("simultaneous writes adding children to one case, beside updates of it, all succeed and keep every change", async () => {
+    const parent = await app.createCase({ case_type: "household", external_id: "home" });
+    const child = (i: number, ref: Record<string, string>) => ({
+      ...base,
+      create: true,
+      case_name: `child ${i}`,
+      indices: { parent: { ...ref, case_type: "household", relationship: "child" } },
+    });
+    const responses = await Promise.all([
+      ...Array.from({ length: 6 }, (_, i) => app.post([child(i, { case_id: parent.case_id })])),
+      ...Array.from({ length: 6 }, (_, i) => app.post([child(10 + i, { external_id: "home" })])),
+      ...Array.from({ length: 4 }, (_, i) => app.put(parent.case_id, { properties: { [`p${i}`]: "x" } })),
+    ]);
+    for (const res of responses) expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const children = await app.get(`?indices.parent=${parent.case_id}`);
+    expect(children.body.cases).toHaveLength(12);
+    expect(Object.keys((await app.get(parent.case_id)).body.properties).sort()).toEqual(["p0", "p1", "p2", "p3"]);
+  });
+
   it("20 simultaneous PUT ext/{same}/ requests end as exactly one case", async () => {
     const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => app.put("ext/race/", { ...base, properties: { [`p${i}`]: "x" } })));
     for (const res of responses) expect(res.status, JSON.stringify(res.body)).toBe(200);
