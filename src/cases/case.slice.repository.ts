@@ -34,11 +34,12 @@ const millis = (column: string) => `floor(extract(epoch FROM c.${column}) * 1000
 
 /**
  * One case as a JSON array, in the order `CaseArray` names, then its position's value in the
- * list's order (`key`) and whether it is odd (see above).
+ * list's order (`key`), whether it is odd (see above) and the domain's write version: one value
+ * per row, as Prisma maps each value of a row apart.
  */
-const caseArray = (key: Prisma.Sql) => sql`json_build_array(c.id, c.case_type, c.case_name, c.external_id, c.owner_id,
+const caseArray = (key: Prisma.Sql, writeVersion: Prisma.Sql) => sql`json_build_array(c.id, c.case_type, c.case_name, c.external_id, c.owner_id,
   ${raw(`${millis("date_opened")}, ${millis("last_modified")}, ${millis("server_last_modified")}, ${millis("indexed_on")}`)},
-  c.closed, ${raw(millis("date_closed"))}, c.properties, ${key}, ${raw(`COALESCE(${OUT_OF_DATE_RANGE}, false)`)})::text`;
+  c.closed, ${raw(millis("date_closed"))}, c.properties, ${key}, ${raw(`COALESCE(${OUT_OF_DATE_RANGE}, false)`)}, ${writeVersion})::text`;
 
 type CaseArray = [
   id: string,
@@ -55,6 +56,7 @@ type CaseArray = [
   properties: Record<string, string> | null,
   key: string | null,
   odd: boolean,
+  writeVersion: string,
 ];
 
 type IndexArray = [caseId: string, name: string, referencedId: string, referencedType: string, relationship: string];
@@ -112,9 +114,7 @@ export async function readSliceAsJson(
 ): Promise<{ cases: { record: CaseRecord; key: Position }[]; version: string | undefined } | undefined> {
   const ranges = order.ranges(window);
   if (ranges.length !== 1) return ranges.length ? undefined : { cases: [], version: undefined };
-  // one text per case (and the version): Prisma maps each value of a row apart
-  const rows = await db.$queryRaw<{ case: string; write_version: string }[]>`SELECT ${caseArray(order.key)} AS case,
-      ${writeVersion} AS write_version
+  const rows = await db.$queryRaw<{ case: string }[]>`SELECT ${caseArray(order.key, writeVersion)} AS case
     FROM cases c WHERE ${filter} AND ${ranges[0]} ORDER BY ${order.orderBy(reversed)} LIMIT ${limit}`;
   const read = rows.map((r) => JSON.parse(r.case) as CaseArray);
   if (read.some((values) => values[13])) return undefined;
@@ -128,6 +128,6 @@ export async function readSliceAsJson(
       record: caseOf(domain.name, values, indices.get(values[0]) ?? []),
       key: { value: values[12], caseId: values[0] },
     })),
-    version: rows[0]?.write_version,
+    version: read[0]?.[14],
   };
 }
