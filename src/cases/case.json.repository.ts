@@ -44,6 +44,11 @@ const UNSORTABLE = "'[\\uE000-\\U0010FFFF]'";
 
 const DATE_COLUMNS = ["date_opened", "last_modified", "server_last_modified", "indexed_on", "date_closed"];
 
+/** Whether a date of the case (alias `c`) lies outside the years 0001–9999, where JavaScript reads PostgreSQL's text otherwise; NULL when none is and one is NULL. */
+export const OUT_OF_DATE_RANGE = DATE_COLUMNS.map((column) => `c.${column} < '0001-01-01T00:00:00Z' OR c.${column} >= '10000-01-01T00:00:00Z'`).join(
+  " OR ",
+);
+
 /** The lateral read a case's JSON needs, beside `cases c`: `idx`, its indices by name as JSON text, and whether that is odd. */
 export const CASE_JSON_JOINS = raw(`
   CROSS JOIN LATERAL (
@@ -96,6 +101,5 @@ export function caseJsonColumns(domainName: string): Prisma.Sql {
     (keys.slice(at + 1) as Exclude<keyof typeof CASE_KEYS, "properties">[]).map((key) => pair(key, 1)),
     " || ",
   )} || '}'`;
-  const outOfRange = DATE_COLUMNS.map((column) => `c.${column} < '0001-01-01T00:00:00Z' OR c.${column} >= '10000-01-01T00:00:00Z'`).join(" OR ");
-  return sql`${before} AS before, c.properties, ${after} AS after, (idx.odd OR ${raw(`COALESCE(${outOfRange}, false)`)}) AS odd`;
+  return sql`${before} AS before, c.properties, ${after} AS after, (idx.odd OR ${raw(`COALESCE(${OUT_OF_DATE_RANGE}, false)`)}) AS odd`;
 }

@@ -8,6 +8,7 @@ import { ListOrder, type Relation, type Segment } from "./case.order.repository.
 import { REST_ORDER, type CaseFilter, type CaseSlice, type Keyset, type Position } from "./case.query.ts";
 import type { CaseIndexRecord, CaseRecord } from "./case.record.ts";
 import { serializeProperties } from "./case.serializer.ts";
+import { readSliceAsJson } from "./case.slice.repository.ts";
 
 /**
  * Case reads in SQL: the list filters of CONTRACT §2 and the keyset of the list's order (REST's
@@ -211,7 +212,10 @@ export class CaseRepository {
     const filter = filterClause(domain.id, query);
     const order = new ListOrder(slice.order);
     // a backward slice reads its window from the end: the list's order reversed
-    const { cases: read, version } = await this.read(domain, filter, order, order.window(slice), slice.backward, slice.size + 1);
+    const window = order.window(slice);
+    const { cases: read, version } =
+      (await readSliceAsJson(this.db, domain, filter, order, window, slice.backward, slice.size + 1, writeVersion(domain.id))) ??
+      (await this.read(domain, filter, order, window, slice.backward, slice.size + 1));
     // an unbounded window read whole is everything the filter matches, with nothing outside it
     if (!slice.after && !slice.before && read.length <= slice.size) {
       return { read, total: read.length, outside: { beforeAfter: false, afterBefore: false } };

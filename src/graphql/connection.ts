@@ -210,7 +210,10 @@ export function connectionOf<Row, Node>(
   return {
     totalCount,
     nodes,
-    edges: nodes.map((node, i) => new EdgeValue(node, () => cursorOf(page.rows[i]!))),
+    // made only when selected: a page of nodes alone (a pull) needs no edge objects
+    get edges() {
+      return nodes.map((node, i) => new EdgeValue(node, () => cursorOf(page.rows[i]!)));
+    },
     pageInfo: {
       hasNextPage: page.hasNextPage,
       hasPreviousPage: page.hasPreviousPage,
