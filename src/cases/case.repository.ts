@@ -371,11 +371,13 @@ export class CaseRepository {
     return { ids: new Set(rows.map((r) => r.id)), oldestByExternalId: oldestOf(rows, externals) };
   }
 
+  /** The rows as records with their indices, in name order (byte order, as a connection page reads them). */
   private async withIndices(domain: { id: string; name: string }, rows: CaseRow[]): Promise<CaseRecord[]> {
     if (!rows.length) return [];
     const indexRows = await this.db.$queryRaw<IndexRow[]>`
       SELECT case_id, name, referenced_id, referenced_type, relationship FROM case_indices
-      WHERE domain_id = ${domain.id}::uuid AND case_id = ANY(${rows.map((r) => r.id)}::uuid[])`;
+      WHERE domain_id = ${domain.id}::uuid AND case_id = ANY(${rows.map((r) => r.id)}::uuid[])
+      ORDER BY case_id, name COLLATE "C"`;
     const byCase = indicesByCase(indexRows);
     return rows.map((r) => toRecord(domain.name, r, byCase.get(r.id) ?? []));
   }
