@@ -8,7 +8,7 @@
  * machine others share, requests/s moves with their load by far more than 5 %, CPU time per
  * request hardly, so that is the figure that shows what a line costs.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, fork } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import autocannon from "autocannon";
 import { log, startService, table, type DbContext, type PartResult, type Service } from "./lib/harness.ts";
@@ -72,6 +72,26 @@ async function loadRound(service: Service, path: Path, seconds: number): Promise
 }
 
 /**
+ * CPU µs the logger alone spends on one request's line (bench/lib/log-line.ts, in a child whose
+ * stderr is a pipe read here, as the servers' are).
+ */
+async function lineCost(lines: number): Promise<{ usPerLine: number }> {
+  const child = fork(new URL("./lib/log-line.ts", import.meta.url).pathname, [String(lines)], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "pipe", "ipc"],
+  });
+  child.stderr!.resume();
+  const [reply] = await Promise.all([
+    new Promise<{ usPerLine: number }>((resolve, reject) => {
+      child.once("message", (message) => resolve(message as { usPerLine: number }));
+      child.once("exit", (code) => reject(new Error(`log-line.ts exited with code ${code}`)));
+    }),
+    new Promise((resolve) => child.once("exit", resolve)),
+  ]);
+  return reply;
+}
+
+/**
  * The two servers. On PostgreSQL both join the run's database, where the run's service made the
  * bench user: its key serves both.
  */
@@ -113,6 +133,7 @@ export async function logging(ctx: DbContext): Promise<PartResult> {
       const cpuRatio = of("info", "cpuMs") / of("silent", "cpuMs");
       figures[`logging${p}`] = timeRatio;
       figures[`loggingCpu${p}`] = cpuRatio;
+      figures[`loggingSilentCpuMs${p}`] = of("silent", "cpuMs");
       const perRequest = (lines() - linesBefore) / infoRequests;
       rows.push([
         path.name,
@@ -133,6 +154,10 @@ export async function logging(ctx: DbContext): Promise<PartResult> {
     await info.stop();
     await silent.stop();
   }
+  const { usPerLine } = await lineCost(ctx.quick ? 5_000 : 20_000);
+  figures.loggingLineUs = usPerLine;
+  const lineShare = rows.map((row, p) => `${row[0]}: ${((100 * usPerLine) / (1000 * figures[`loggingSilentCpuMs${p}`]!)).toFixed(1)} %`);
+  log(`${ctx.label}: logging: one request line costs the logger ${usPerLine.toFixed(1)} µs of CPU`);
   return {
     markdown: [
       "### Logging: `LOG_LEVEL=info` against `silent`",
@@ -153,6 +178,8 @@ export async function logging(ctx: DbContext): Promise<PartResult> {
         ],
         rows,
       ),
+      "",
+      `The logger alone, one request's line written to a pipe (CPU, at \`info\` less at \`silent\`, in a process of its own): ${usPerLine.toFixed(1)} µs, against the silent server's CPU a request: ${lineShare.join("; ")}.`,
     ].join("\n"),
     figures,
   };
