@@ -44,8 +44,9 @@ const MAX_VALUES = 1000;
 /**
  * Credentials that may hide inside free text (an error message quoting a header, a URL with a
  * password): Authorization values of the four schemes, `password=`/`token=`-like parameters, and
- * the password part of a URL's userinfo (its user name may be empty: `redis://:password@host`). Every repetition is bounded and no two quantifiers can
- * share the same characters, so each pattern does bounded work per position of the text.
+ * the password part of a URL's userinfo (its user name may be empty: `redis://:password@host`).
+ * Every repetition is bounded and no two quantifiers can share the same characters, so each
+ * pattern does bounded work per position of the text.
  */
 const SECRET_TEXT: [RegExp, string][] = [
   [/\b(Basic|Bearer|ApiKey)\s{1,16}[^\s"',;]{1,512}/gi, "$1 [redacted]"],
