@@ -2,11 +2,11 @@ import pino, { type Level, type Logger } from "pino";
 
 /**
  * The process's structured logger: pino, one JSON line per event on stderr (`level` as a name,
- * `time` as ISO 8601, `message`). Credentials are never written. pino's redaction removes them
- * where they are known to sit (request headers, OAuth form bodies, password/secret/token fields);
- * as a second line of defence every field is scrubbed before it is written: values under
- * secret-looking keys at any depth are dropped and credentials inside text (Authorization values,
- * password=…, a URL's password) are redacted.
+ * `time` as ISO 8601, `message`). Credentials are never written: every field is scrubbed before it
+ * is written, in one walk: values under secret-looking keys at any depth are dropped (which covers
+ * where credentials are known to sit: a request's Authorization, Cookie and API key headers, an
+ * OAuth token request's form, password/secret/token fields), and credentials inside text
+ * (Authorization values, password=…, a URL's password) are redacted, in the fields and in the message.
  *
  * A line costs at most a bounded amount of work, whatever it is handed (CONTRACT §7.5: one request
  * must not stall the process through its log line): strings are cut to MAX_TEXT characters before
@@ -14,6 +14,11 @@ import pino, { type Level, type Logger } from "pino";
  * of text), and the walk of a field stops at a depth, a number of keys and items, and a number of
  * values per line. Only plain data is walked: an object of a class (a request, a socket, a buffer)
  * is written as its class name, never entered.
+ *
+ * Every request writes a line at `info`, so a line must also cost little when there is nothing to
+ * redact, which is nearly always: text that holds none of the characters every credential pattern
+ * needs skips the patterns, and the walk is the only pass over the fields (no second redaction
+ * pass by path in pino).
  */
 
 export type LogLevel = Level | "silent";
@@ -21,7 +26,11 @@ export type LogLevel = Level | "silent";
 export const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
 /** Keys whose values are never written, at any depth of a logged field. */
-const SECRET_KEY = /pass(word)?|secret|token|authorization|api_?key|cookie|credential|^ha1|digest_?ha1|^key$/i;
+const SECRET_KEY = /pass(word)?|secret|token|authorization|api[-_]?key|cookie|credential|^ha1|digest_?ha1|^key$/i;
+/** Keys secret only in one place: an OAuth token request's authorization code, `req.body.code`. */
+const SECRET_AT = new Map([["req.body", "code"]]);
+/** The places SECRET_AT names are this deep, at most; below, a place is no longer tracked. */
+const PLACE_DEPTH = 2;
 
 /** Characters of one string that are written; the rest is replaced by a count. */
 export const MAX_TEXT = 2048;
@@ -35,8 +44,9 @@ const MAX_VALUES = 1000;
 /**
  * Credentials that may hide inside free text (an error message quoting a header, a URL with a
  * password): Authorization values of the four schemes, `password=`/`token=`-like parameters, and
- * the password part of a URL's userinfo. Every repetition is bounded and no two quantifiers can
- * share the same characters, so each pattern does bounded work per position of the text.
+ * the password part of a URL's userinfo (its user name may be empty: `redis://:password@host`).
+ * Every repetition is bounded and no two quantifiers can share the same characters, so each
+ * pattern does bounded work per position of the text.
  */
 const SECRET_TEXT: [RegExp, string][] = [
   [/\b(Basic|Bearer|ApiKey)\s{1,16}[^\s"',;]{1,512}/gi, "$1 [redacted]"],
@@ -45,13 +55,21 @@ const SECRET_TEXT: [RegExp, string][] = [
     /\b((?:password|passwd|secret|client_secret|token|access_token|refresh_token|api_key|key)\s{0,16}[=:]\s{0,16})("[^"]{0,512}"?|[^\s&"',;]{1,512})/gi,
     "$1[redacted]",
   ],
-  [/\b([A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^:/@\s]{1,256}:)[^@\s/]{1,256}@/g, "$1[redacted]@"],
+  [/\b([A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^:/@\s]{0,256}:)[^@\s/]{1,256}@/g, "$1[redacted]@"],
 ];
+
+/**
+ * What every match of a SECRET_TEXT pattern starts with (a scheme and its space, a parameter's name
+ * and its `=` or `:`, a URL's `://`), in one pass: text without any holds nothing to redact, and
+ * skips the four replacements.
+ */
+const MAY_HOLD_SECRET =
+  /\b(?:basic|bearer|apikey|digest)\s|\b(?:password|passwd|secret|client_secret|token|access_token|refresh_token|api_key|key)\s{0,16}[=:]|:\/\//i;
 
 /** `text` with every credential-shaped part redacted, cut to MAX_TEXT characters. */
 export function redactText(text: string): string {
   const head = text.length > MAX_TEXT + REDACT_OVERLAP ? text.slice(0, MAX_TEXT + REDACT_OVERLAP) : text;
-  const redacted = SECRET_TEXT.reduce((out, [pattern, replacement]) => out.replace(pattern, replacement), head);
+  const redacted = MAY_HOLD_SECRET.test(head) ? SECRET_TEXT.reduce((out, [pattern, replacement]) => out.replace(pattern, replacement), head) : head;
   return redacted.length > MAX_TEXT ? `${redacted.slice(0, MAX_TEXT)}…[${text.length - MAX_TEXT} more characters]` : redacted;
 }
 
@@ -63,20 +81,22 @@ const isPlain = (value: object) => {
 /** A copy of a line's fields fit to write: bounded, plain, and with no credential. */
 function scrubFields(fields: Record<string, unknown>): Record<string, unknown> {
   let budget = MAX_VALUES;
-  const scrub = (value: unknown, depth: number): unknown => {
+  // `place`: the dotted keys down to the value while it is within PLACE_DEPTH, else ""
+  const scrub = (value: unknown, depth: number, place: string): unknown => {
     if (--budget < 0) return "[…]";
     if (typeof value === "string") return redactText(value);
     if (typeof value === "bigint") return value.toString();
     if (value === null || typeof value !== "object") return value;
     if (depth > MAX_DEPTH) return "[…]";
-    if (value instanceof Error) return scrubError(value, (item) => scrub(item, depth + 1));
+    if (value instanceof Error) return scrubError(value, (item) => scrub(item, depth + 1, ""));
     if (value instanceof Date) return value.toISOString();
     if (Array.isArray(value)) {
-      const items = value.slice(0, MAX_ENTRIES).map((item) => scrub(item, depth + 1));
+      const items = value.slice(0, MAX_ENTRIES).map((item) => scrub(item, depth + 1, ""));
       return value.length > MAX_ENTRIES ? [...items, `[${value.length - MAX_ENTRIES} more items]`] : items;
     }
     if (!isPlain(value)) return `[${value.constructor?.name ?? "object"}]`;
     const out: Record<string, unknown> = {};
+    const secretHere = SECRET_AT.get(place);
     let entries = 0;
     for (const key in value) {
       if (!Object.hasOwn(value, key)) continue;
@@ -84,12 +104,13 @@ function scrubFields(fields: Record<string, unknown>): Record<string, unknown> {
         out["[…]"] = "more keys";
         break;
       }
-      const item = (value as Record<string, unknown>)[key];
-      out[redactText(key)] = SECRET_KEY.test(key.slice(0, 64)) ? "[redacted]" : scrub(item, depth + 1);
+      const secret = key === secretHere || SECRET_KEY.test(key.length > 64 ? key.slice(0, 64) : key);
+      const childPlace = depth < PLACE_DEPTH ? (place ? `${place}.${key}` : key) : "";
+      out[redactText(key)] = secret ? "[redacted]" : scrub((value as Record<string, unknown>)[key], depth + 1, childPlace);
     }
     return out;
   };
-  return scrub(fields, 0) as Record<string, unknown>;
+  return scrub(fields, 0, "") as Record<string, unknown>;
 }
 
 function scrubError(error: Error, scrub: (value: unknown) => unknown): Record<string, unknown> {
@@ -102,28 +123,6 @@ function scrubError(error: Error, scrub: (value: unknown) => unknown): Record<st
   };
 }
 
-/**
- * Where credentials are known to sit in what the call sites may pass: the headers of a request,
- * an OAuth token request's form, and secret fields one level down.
- */
-const REDACT_PATHS = [
-  "req.headers.authorization",
-  "req.headers.cookie",
-  "req.headers['proxy-authorization']",
-  "req.headers['x-api-key']",
-  "res.headers['set-cookie']",
-  "req.body.password",
-  "req.body.client_secret",
-  "req.body.refresh_token",
-  "req.body.code",
-  "*.password",
-  "*.client_secret",
-  "*.refresh_token",
-  "*.access_token",
-  "*.apiKey",
-  "*.api_key",
-];
-
 /** The line sink: stderr, looked up on each write (a test may capture it). */
 const stderrSink = { write: (line: string) => process.stderr.write(line) };
 
@@ -133,7 +132,6 @@ const logger: Logger = pino(
     messageKey: "message",
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
     formatters: {
       level: (label) => ({ level: label }),
       log: scrubFields,

@@ -78,3 +78,57 @@ describe("redaction still holds at the cut and on long text", () => {
     expect(redactText('password="pw-s3cret and the rest')).not.toContain("pw-s3cret");
   });
 });
+
+describe("credentials are dropped where they sit, in the one walk of the fields", () => {
+  it("request headers and OAuth form fields by name: Authorization, Cookie, X-Api-Key, password, client_secret, refresh_token, code", async () => {
+    const line = await lineOf({
+      req: {
+        headers: { authorization: "Bearer h-s3cret", cookie: "sid=c-s3cret", "proxy-authorization": "Basic p-s3cret", "x-api-key": "x-s3cret" },
+        body: {
+          grant_type: "authorization_code",
+          code: "code-s3cret",
+          password: "pw-s3cret",
+          client_secret: "cs-s3cret",
+          refresh_token: "rt-s3cret",
+        },
+      },
+      res: { headers: { "set-cookie": "sid=sc-s3cret" } },
+      upstream: { apiKey: "ak-s3cret", api_key: "ak2-s3cret", access_token: "at-s3cret" },
+    });
+    expect(line.raw).not.toContain("s3cret");
+    expect(line).toMatchObject({
+      req: { headers: { "x-api-key": "[redacted]" }, body: { grant_type: "authorization_code", code: "[redacted]" } },
+    });
+  });
+
+  it("a `code` anywhere but an OAuth form stays readable (an error's code)", async () => {
+    const line = await lineOf({
+      code: "NOT_FOUND",
+      error: Object.assign(new Error("gone"), { code: "ENOENT" }),
+      graphql: { code: "BAD_USER_INPUT" },
+    });
+    expect(line).toMatchObject({ code: "NOT_FOUND", error: { code: "ENOENT" }, graphql: { code: "BAD_USER_INPUT" } });
+  });
+
+  it("text that skips the patterns is written as it is; text that may hold a credential still has it redacted, whatever the case or spacing", () => {
+    for (const plain of ["request completed", "/a/:domain/api/case/v2/:caseId", "8f2b6c1e-3a4d-4e5f-9a0b-1c2d3e4f5a6b", "a key idea", "tokens: 3"]) {
+      expect(redactText(plain)).toBe(plain);
+    }
+    for (const secret of [
+      "BASIC s3cret",
+      "bearer\ts3cret",
+      "apikey  u:s3cret",
+      "DIGEST username=u, response=s3cret",
+      "Token : s3cret",
+      "client_secret=s3cret",
+      "ACCESS_TOKEN:s3cret",
+      "key=s3cret",
+      "passwd = s3cret",
+      "see HTTPS://user:s3cret@host/",
+      "redis://:s3cret@cache:6379",
+    ]) {
+      expect(redactText(`x ${secret} y`)).not.toContain("s3cret");
+      expect(redactText(secret)).not.toContain("s3cret");
+    }
+  });
+});
