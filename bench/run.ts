@@ -174,7 +174,8 @@ const targets = [
     atMost("writes", { create1: 2.5, create8: 2 }),
   `- 100-case upserts at most 3× with 1 client, 2.5× with 8 (issue #16): ${each("writes", "upsert1")} (8 clients: ${each("writes", "upsert8")}).` +
     atMost("writes", { upsert1: 3, upsert8: 2.5 }),
-  `- Requests/s with logging at \`info\` within 5 % of \`LOG_LEVEL=silent\` (issue #29), time ÷ silent: REST GET ${each("logging", "logging0")}; GraphQL query ${each("logging", "logging1")}.` +
+  `- Requests/s with logging at \`info\` within 5 % of \`LOG_LEVEL=silent\` (issue #29), time ÷ silent: REST GET ${each("logging", "logging0")}; GraphQL query ${each("logging", "logging1")} ` +
+    `(server CPU per request ÷ silent: REST ${each("logging", "loggingCpu0")}; GraphQL ${each("logging", "loggingCpu1")}).` +
     atMost("logging", { logging0: 1.05, logging1: 1.05 }),
   media
     ? `- Multimedia at least 0.8× \`unzip -t\` throughput (issue #16; #6 asked for half) and peak RSS under 300 MB: ${ratio(media.figures.throughputRatio)} of unzip's throughput, peak RSS ${media.figures.peakRssMb.toFixed(0)} MB.` +
