@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CaseRepository } from "../../src/cases/case.repository.ts";
 import type { CaseFilter, CaseQuery, Keyset } from "../../src/cases/case.query.ts";
 import { serializeCase } from "../../src/cases/case.serializer.ts";
-import { buildCaseApp, CASES, type CaseTestApp } from "../helpers/cases.ts";
+import { buildCaseApp, type CaseTestApp } from "../helpers/cases.ts";
 import { domainRow } from "../helpers/rows.ts";
+import { AWKWARD_VALUES, prefix } from "../helpers/awkward-text.ts";
 
 let app: CaseTestApp;
 let domain: { id: string; name: string };
@@ -21,24 +22,6 @@ let repository: CaseRepository;
 const EVERY_CASE: CaseFilter = { exact: {}, properties: new Map(), indices: new Map(), ranges: [] };
 /** The same, as the service takes it (unchecked), with a page size. */
 const everyCase = (limit: number): CaseQuery => ({ exact: {}, properties: new Map(), indices: new Map(), ranges: [], limit });
-
-/** Property values JSON.stringify and PostgreSQL's to_json must escape alike. */
-const AWKWARD_VALUES = [
-  "",
-  'say "hi"',
-  "back\\slash \\u0041 \\n",
-  "line\nbreak\ttab\rreturn\bback\fform",
-  "\u0001\u0002\u001f\u007f controls",
-  "é ü ß Ω 中文 日本語 한국어",
-  "emoji 😀 👩‍👩‍👧 flags 🇫🇷",
-  "\u2028 line and paragraph \u2029 separators",
-  "</script><!-- & ' ` ${x}",
-  "x".repeat(3000),
-  "\uFEFF bom \u00A0 nbsp \uFFFD replacement \uE000 private",
-];
-
-/** The first `n` characters (code points: no half of a pair, which the API refuses). */
-const prefix = (text: string, n: number) => Array.from(text).slice(0, n).join("");
 
 beforeAll(async () => {
   app = await buildCaseApp();

@@ -16,6 +16,7 @@ import type { CaseFilter, CaseSlice } from "../../src/cases/case.query.ts";
 import type { CaseRecord } from "../../src/cases/case.record.ts";
 import { buildCaseApp, type CaseTestApp } from "../helpers/cases.ts";
 import { domainRow } from "../helpers/rows.ts";
+import { AWKWARD_VALUES, prefix } from "../helpers/awkward-text.ts";
 
 let app: CaseTestApp;
 let domain: { id: string; name: string };
@@ -23,22 +24,6 @@ let repository: CaseRepository;
 
 const EVERY_CASE: CaseFilter = { exact: {}, properties: new Map(), indices: new Map(), ranges: [] };
 const REST_ORDER: CaseSlice["order"] = { field: "indexed_on", direction: "asc" };
-
-const AWKWARD_VALUES = [
-  "",
-  'say "hi"',
-  "back\\slash \\u0041 \\n",
-  "line\nbreak\ttab\rreturn\bback\fform",
-  "\u0001\u0002\u001f\u007f controls",
-  "é ü ß Ω 中文 日本語 한국어",
-  "emoji 😀 👩‍👩‍👧 flags 🇫🇷",
-  "\u2028 line and paragraph \u2029 separators",
-  "</script><!-- & ' ` ${x}",
-  "x".repeat(3000),
-  "\uFEFF bom \u00A0 nbsp \uFFFD replacement \uE000 private",
-];
-
-const prefix = (text: string, n: number) => Array.from(text).slice(0, n).join("");
 
 beforeAll(async () => {
   app = await buildCaseApp();
