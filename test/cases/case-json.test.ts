@@ -13,7 +13,7 @@ import type { CaseFilter, CaseQuery, Keyset } from "../../src/cases/case.query.t
 import { serializeCase } from "../../src/cases/case.serializer.ts";
 import { buildCaseApp, type CaseTestApp } from "../helpers/cases.ts";
 import { domainRow } from "../helpers/rows.ts";
-import { AWKWARD_VALUES, prefix } from "../helpers/awkward-text.ts";
+import { createAwkwardCases } from "../helpers/awkward-text.ts";
 
 let app: CaseTestApp;
 let domain: { id: string; name: string };
@@ -28,25 +28,7 @@ beforeAll(async () => {
   const row = await domainRow(app, "demo");
   domain = { id: row.id, name: "demo" };
   repository = new CaseRepository(app.db.prisma);
-  // property names in an order neither JavaScript nor PostgreSQL keeps them: upper before lower, `_`, `-`, `.`, letters beyond ASCII
-  const names = ["zeta", "Alpha", "alpha", "_under", "a-b", "a.b", "a_b", "Ärger", "éclair", "Ωmega", "中文", "b2", "B10"];
-  const parent = await app.createCase({ external_id: "parent-1", properties: { a: "1" } });
-  const host = await app.createCase({ case_type: "household", external_id: 'host "q"' });
-  for (const [i, value] of AWKWARD_VALUES.entries()) {
-    await app.createCase({
-      case_name: `awkward ${prefix(value, 40)}`,
-      owner_id: `owner ${prefix(value, 10)}`,
-      ...(i % 2 ? { external_id: `ext ${prefix(value, 20)}` } : {}),
-      properties: Object.fromEntries(names.map((name, n) => [name, n === i % names.length ? value : `${name} ${i}`])),
-      indices: {
-        ...(i % 3 !== 2 ? { parent: { case_id: parent.case_id, case_type: "patient", relationship: "child" } } : {}),
-        ...(i % 3 === 1 ? { host: { case_id: host.case_id, case_type: "household", relationship: "extension" } } : {}),
-        ...(i % 4 === 0 ? { Zindex: { case_id: host.case_id, case_type: value || "t", relationship: "extension" } } : {}),
-        ...(i % 5 === 0 ? { ündex: { case_id: parent.case_id, case_type: "patient", relationship: "child" } } : {}),
-      },
-      ...(i % 3 === 0 ? { close: true } : {}),
-    });
-  }
+  await createAwkwardCases(app);
   // Dates the API does not write: microseconds (a JS Date keeps milliseconds, truncated), a day's
   // first and last instant, a closing date set in SQL.
   await app.db.prisma.$executeRaw`UPDATE cases SET

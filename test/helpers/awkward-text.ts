@@ -4,6 +4,7 @@
  * paragraph separators, characters beyond the BMP, long values. The case pages built as JSON in
  * PostgreSQL are compared with the record path over these (test/cases/case-json, case-slice).
  */
+import type { CaseTestApp } from "./cases.ts";
 export const AWKWARD_VALUES = [
   "",
   'say "hi"',
@@ -21,3 +22,31 @@ export const AWKWARD_VALUES = [
 
 /** The first `n` characters (code points: no half of a pair, which the API refuses). */
 export const prefix = (text: string, n: number): string => Array.from(text).slice(0, n).join("");
+
+/**
+ * A parent, a host and one case per awkward value, through the API: the value in the case's name,
+ * owner, external id (every other case) and one property each, under property names whose order
+ * JavaScript's objects and jsonb keep differently (upper before lower, `_`, `-`, `.`, letters beyond
+ * ASCII), with indices of awkward names and types; every third case closed.
+ */
+export async function createAwkwardCases(app: CaseTestApp): Promise<void> {
+  const names = ["zeta", "Alpha", "alpha", "_under", "a-b", "a.b", "a_b", "Ärger", "éclair", "Ωmega", "中文", "b2", "B10"];
+  const parent = await app.createCase({ external_id: "parent-1", properties: { a: "1" } });
+  const host = await app.createCase({ case_type: "household", external_id: 'host "q"' });
+  for (const [i, value] of AWKWARD_VALUES.entries()) {
+    await app.createCase({
+      case_name: `awkward ${prefix(value, 40)}`,
+      owner_id: `owner ${prefix(value, 10)}`,
+      ...(i % 2 ? { external_id: `ext ${prefix(value, 20)}` } : {}),
+      properties: Object.fromEntries(names.map((name, n) => [name, n === i % names.length ? value : `${name} ${i}`])),
+      indices: {
+        ...(i % 3 !== 2 ? { parent: { case_id: parent.case_id, case_type: "patient", relationship: "child" } } : {}),
+        ...(i % 3 === 1 ? { host: { case_id: host.case_id, case_type: "household", relationship: "extension" } } : {}),
+        ...(i % 4 === 0 ? { Zindex: { case_id: host.case_id, case_type: value || "t", relationship: "extension" } } : {}),
+        ...(i % 5 === 0 ? { ündex: { case_id: parent.case_id, case_type: "patient", relationship: "child" } } : {}),
+        ...(i % 2 === 0 ? { a_index: { case_id: parent.case_id, case_type: "patient", relationship: "child" } } : {}),
+      },
+      ...(i % 3 === 0 ? { close: true } : {}),
+    });
+  }
+}
