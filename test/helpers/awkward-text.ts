@@ -21,7 +21,7 @@ export const AWKWARD_VALUES = [
 ];
 
 /** The first `n` characters (code points: no half of a pair, which the API refuses). */
-export const prefix = (text: string, n: number): string => Array.from(text).slice(0, n).join("");
+const prefix = (text: string, n: number): string => Array.from(text).slice(0, n).join("");
 
 /**
  * A parent, a host and one case per awkward value, through the API: the value in the case's name,
