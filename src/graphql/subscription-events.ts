@@ -107,7 +107,7 @@ export class SubscriptionEvents {
     if (outlet) {
       // each event sent in its turn (DeliveryTurns), through the outlet, once the last one is: by
       // callbacks, from the source to the socket
-      return pulledEvents(pullerOf(events), events, (event, sent, live) => {
+      return pulledEvents(events, (event, sent, live) => {
         const pending = this.resultOf(event, selection, args);
         const inTurn = (shared: SharedResult) =>
           this.turns.enqueue(() => {
@@ -227,11 +227,8 @@ interface Sent {
  * the source or a delivery fails, ending the source), and its return() ends the source at once, as
  * mapEvents' does; `live` tells a delivery still waiting for its turn that it was ended meanwhile.
  */
-function pulledEvents<T>(
-  pull: Puller<T>,
-  source: AsyncIterator<T>,
-  deliver: (event: T, sent: Sent, live: () => boolean) => void,
-): AsyncIterableIterator<never> {
+function pulledEvents<T>(source: AsyncIterator<T>, deliver: (event: T, sent: Sent, live: () => boolean) => void): AsyncIterableIterator<never> {
+  const pull = pullerOf(source);
   let ended = false;
   let started = false;
   let settle: { resolve: (result: IteratorResult<never>) => void; reject: (error: unknown) => void } | undefined;
