@@ -28,8 +28,8 @@ import type { FileRecord, JobRecord, JobRepository } from "./job.repository.ts";
 import { statusOf } from "./job.status.ts";
 import { checkFreeSpace, checkQueueRoom } from "./upload.rules.ts";
 import { SourceReadError } from "./archive/byte-source.ts";
-import { checkArchive, type ArchiveCheck } from "./archive/zip-check.ts";
-import { zipLimitsOf, type ZipLimits } from "./archive/zip-entries.ts";
+import type { ArchiveCheck } from "./archive/zip-check.ts";
+import { zipLimitsOf, type ZipLimits } from "./archive/zip-limits.ts";
 
 /** An archive as the upload received it, staged in the blob store (see ArchiveIntake). */
 export interface UploadedArchive {
@@ -185,6 +185,8 @@ export class MultimediaJobService {
 
   /** The upload check, reading the staged archive where it is; the store failing is a 503, not "corrupt". */
   private async check(staged: StagedBlob): Promise<ArchiveCheck> {
+    // the archive readers load with the first upload: a process that never receives one never holds them
+    const { checkArchive } = await import("./archive/zip-check.ts");
     const source = await staged.open();
     try {
       return await checkArchive(source, this.limits);

@@ -15,8 +15,10 @@ import type { ByteSource } from "./archive/byte-source.ts";
 import { Superseded, type Attempt, type JobAttempts } from "./job.attempt.ts";
 import type { JobQueue, TaskAttempt } from "./job.queue.ts";
 import { MEDIA_CLASS } from "./archive/media-types.ts";
-import { zipLimitsOf } from "./archive/zip-entries.ts";
-import { ArchiveError, processArchive, Stopped } from "./archive/zip-processor.ts";
+import { zipLimitsOf } from "./archive/zip-limits.ts";
+/** The archive readers (yauzl, file-type) load with the first job: an idle process never holds them. */
+const archiveProcessor = () => import("./archive/zip-processor.ts");
+
 export class MultimediaWorker {
   private stopping = false;
   private started = false;
@@ -44,6 +46,7 @@ export class MultimediaWorker {
   private async run(task: TaskAttempt): Promise<void> {
     const attempt = await this.attempts.begin(task);
     if (!attempt) return;
+    const { ArchiveError, Stopped } = await archiveProcessor();
     const job = attempt.job;
     const started = process.hrtime.bigint();
     // one line per attempt as it starts and as it ends, with how it ended and how long it ran
@@ -87,6 +90,7 @@ export class MultimediaWorker {
 
   private async process(attempt: Attempt, archive: ByteSource, claim: AbortSignal): Promise<void> {
     const references = await this.apps.references({ id: attempt.job.domainId }, attempt.job.appId);
+    const { processArchive } = await archiveProcessor();
     const { result, stored } = await processArchive(archive, references, zipLimitsOf(this.config), await this.blobs.tempDir(), {
       progress: (current, total) => attempt.progress(current, total),
       store: (file) => attempt.store({ ...file, mediaClass: MEDIA_CLASS[file.mediaType] }),

@@ -1,8 +1,8 @@
 import { promisify } from "node:util";
 import { crc32, inflateRaw, inflateRawSync } from "node:zlib";
 import yauzl from "yauzl";
-import type { Config } from "../../config.ts";
 import { SourceReadError } from "./byte-source.ts";
+import type { ZipLimits } from "./zip-limits.ts";
 
 /**
  * What the upload check (zip-check.ts) and the processor (zip-processor.ts) agree on about an
@@ -11,25 +11,6 @@ import { SourceReadError } from "./byte-source.ts";
  * inflated, neither at upload nor when the job runs. And how both verify a member held in memory,
  * and tell damage from a failure to read the file.
  */
-
-export interface ZipLimits {
-  maxEntryBytes: number;
-  maxTotalBytes: number;
-  /** largest uncompressed / compressed ratio accepted for entries over 1 MiB, and for the whole archive past `ratioFloorBytes` */
-  maxRatio: number;
-  /** the whole archive's ratio is checked once the entries read total more than this */
-  ratioFloorBytes: number;
-}
-
-/** The limits as configured (ZIP_MAX_*), for the upload check and the worker alike. */
-export function zipLimitsOf(config: Pick<Config, "zipMaxEntryBytes" | "zipMaxTotalBytes" | "zipMaxRatio" | "zipRatioFloorBytes">): ZipLimits {
-  return {
-    maxEntryBytes: config.zipMaxEntryBytes,
-    maxTotalBytes: config.zipMaxTotalBytes,
-    maxRatio: config.zipMaxRatio,
-    ratioFloorBytes: config.zipRatioFloorBytes,
-  };
-}
 
 /** Entries up to this size are held in memory; larger ones are streamed. */
 export const IN_MEMORY_BYTES = 1024 * 1024;

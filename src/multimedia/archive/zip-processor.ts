@@ -25,8 +25,8 @@ import {
   MemberDamage,
   STORED,
   verifiedMemberData,
-  type ZipLimits,
 } from "./zip-entries.ts";
+import type { ZipLimits } from "./zip-limits.ts";
 import { fileSource, type ByteSource } from "./byte-source.ts";
 import { dataStart, openDirectory, WindowedFile } from "./zip-file.ts";
 
