@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -54,36 +56,56 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-/** Polls /livez every 100 ms on connections of its own until stopped; returns the slowest answer (ms). */
-function watchLivez(): { stop(): Promise<number> } {
+/**
+ * The watcher's loop, in a process of its own: /livez every 100 ms on connections of its own, the
+ * slowest answer (ms) written when its stdin closes. Apart from this process because this one reads
+ * the hostile request's answer (tens of MB for a list of the 9 MB cases): its own parse must not
+ * count as the server's delay.
+ */
+const LIVEZ_WATCHER = `
   let slowest = 0;
   let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      try {
-        const res = await fetch(`${server.url}/livez`, { signal: AbortSignal.timeout(5_000) });
-        await res.text();
-        if (res.status !== 200) slowest = Math.max(slowest, Number.POSITIVE_INFINITY);
-      } catch {
-        slowest = Number.POSITIVE_INFINITY;
-      }
-      slowest = Math.max(slowest, performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+  process.stdin.on("end", () => (running = false)).resume();
+  for (let polls = 0; running; polls++) {
+    const started = performance.now();
+    try {
+      const res = await fetch(process.env.LIVEZ_URL, { signal: AbortSignal.timeout(5000) });
+      await res.text();
+      if (res.status !== 200) slowest = Infinity;
+    } catch {
+      slowest = Infinity;
     }
-  })();
+    slowest = Math.max(slowest, performance.now() - started);
+    if (polls === 0) process.stdout.write("watching\\n");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  process.stdout.write(String(slowest));`;
+
+/** Starts the watcher once its first /livez is answered; `stop` returns the slowest answer (ms). */
+async function watchLivez(): Promise<{ stop(): Promise<number> }> {
+  const child = spawn(process.execPath, ["--input-type=module", "-e", LIVEZ_WATCHER], {
+    env: { ...process.env, LIVEZ_URL: `${server.url}/livez` },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  let output = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+  const exited = once(child, "exit");
+  while (!output.startsWith("watching\n")) {
+    if (child.exitCode !== null) throw new Error("the /livez watcher exited before its first answer");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   return {
     async stop() {
-      running = false;
-      await loop;
-      return slowest;
+      child.stdin.end();
+      await exited;
+      return Number(output.slice("watching\n".length));
     },
   };
 }
 
 /** Sends `send()` while /livez is watched, and for WATCH_AFTER_MS after its answer. */
 async function whileWatched(send: () => Promise<number[]>): Promise<{ statuses: number[]; slowestLivezMs: number }> {
-  const watch = watchLivez();
+  const watch = await watchLivez();
   const statuses = await send();
   await new Promise((resolve) => setTimeout(resolve, WATCH_AFTER_MS));
   return { statuses, slowestLivezMs: Math.round(await watch.stop()) };
@@ -139,9 +161,10 @@ const carriers: [string, () => Promise<number[]>][] = [
   [
     "a header as long as a request's head allows, and one of 1 MB",
     async () => {
+      // a list matching nothing: the header is the subject here, not the 9 MB cases another test wrote
       const near = await rawRequest(server.url, {
         method: "GET",
-        path: "/a/demo/api/case/v2/",
+        path: "/a/demo/api/case/v2/?owner_id=nobody",
         headers: { Authorization: apiKey, "X-Pad": words(NEAR_HEAD_LIMIT) },
       });
       const over = await rawRequest(server.url, {
