@@ -34,8 +34,10 @@ const base = await startService("postgres", cluster.url);
 const authorization = base.ready.authorization;
 const wc = drain === "wc" ? spawn("wc", ["-l"], { stdio: ["pipe", "pipe", "inherit"] }) : undefined;
 let wcOut = "";
-wc?.stdout!.on("data", (chunk: Buffer) => (wcOut += chunk.toString()));
-const info = await startService("postgres", cluster.url, { join: true, logLevel: "info", ...(wc ? { stderr: wc.stdin! } : {}) });
+wc?.stdout.on("data", (chunk: Buffer) => (wcOut += chunk.toString()));
+const info = await startService("postgres", cluster.url, { join: true, logLevel: "info", ...(wc ? { stderr: wc.stdin } : {}) });
+// the server holds its own end of the pipe: ours closed, wc sees the end when the server exits
+wc?.stdin.destroy();
 let lines = 0;
 info.process.stderr?.on("data", (chunk: Buffer) => {
   for (const byte of chunk) if (byte === 10) lines++;
