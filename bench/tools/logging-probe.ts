@@ -35,6 +35,7 @@ const authorization = base.ready.authorization;
 const wc = drain === "wc" ? spawn("wc", ["-l"], { stdio: ["pipe", "pipe", "inherit"] }) : undefined;
 let wcOut = "";
 wc?.stdout.on("data", (chunk: Buffer) => (wcOut += chunk.toString()));
+const wcExited = wc ? new Promise((resolve) => wc.once("exit", resolve)) : undefined;
 const info = await startService("postgres", cluster.url, { join: true, logLevel: "info", ...(wc ? { stderr: wc.stdin } : {}) });
 // the server holds its own end of the pipe: ours closed, wc sees the end when the server exits
 wc?.stdin.destroy();
@@ -108,6 +109,6 @@ for (const [, service] of servers) await service.stop();
 await base.stop();
 cluster.stop();
 if (wc) {
-  await new Promise((r) => wc.once("exit", r));
+  await wcExited;
   console.log(`wc -l counted ${wcOut.trim()} lines`);
 } else console.log(`read ${lines} lines`);
