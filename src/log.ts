@@ -18,7 +18,7 @@ import pino, { type Level, type Logger } from "pino";
  * Every request writes a line at `info`, so a line must also cost little when there is nothing to
  * redact, which is nearly always: text that holds none of the characters every credential pattern
  * needs skips the patterns, and the walk is the only pass over the fields (no second redaction
- * pass by path in pino).
+ * pass by path in pino). Lines are written in batches (see flushLog for when a line may be lost).
  */
 
 export type LogLevel = Level | "silent";
@@ -123,8 +123,45 @@ function scrubError(error: Error, scrub: (value: unknown) => unknown): Record<st
   };
 }
 
-/** The line sink: stderr, looked up on each write (a test may capture it). */
-const stderrSink = { write: (line: string) => process.stderr.write(line) };
+/** Lines are written together once they reach this many characters (one write, one wake of the reader)… */
+const BATCH_CHARS = 4096;
+/** …or once the first of them has waited this long. */
+const BATCH_MS = 100;
+
+let batch: string[] = [];
+let batchChars = 0;
+let batchTimer: NodeJS.Timeout | undefined;
+
+/**
+ * Writes the lines held so far, at once. Lines wait at most BATCH_MS; an `error` or `fatal` line
+ * is written with those before it as it is logged, and the process writes what it holds as it
+ * exits (process.exit, the end of its work, an uncaught exception). What a kill that runs no code
+ * (SIGKILL, an out-of-memory abort) finds held is lost: at most BATCH_MS of lines below `error`.
+ */
+export function flushLog(): void {
+  if (batchTimer) clearTimeout(batchTimer);
+  batchTimer = undefined;
+  if (batch.length === 0) return;
+  const text = batch.length === 1 ? batch[0]! : batch.join("");
+  batch = [];
+  batchChars = 0;
+  process.stderr.write(text);
+}
+
+/**
+ * The line sink: stderr (synchronous on a pipe or a file; looked up on each write, as a test may
+ * capture it), in batches: on a pipe, each write wakes the process that reads it (a log shipper),
+ * which costs the writer more than the write itself when a line goes out on its own.
+ */
+const batchingSink = {
+  write(line: string) {
+    if (batchChars + line.length > BATCH_CHARS) flushLog();
+    batch.push(line);
+    batchChars += line.length;
+    batchTimer ??= setTimeout(flushLog, BATCH_MS).unref();
+  },
+};
+process.on("exit", flushLog);
 
 const logger: Logger = pino(
   {
@@ -146,7 +183,7 @@ const logger: Logger = pino(
       },
     },
   },
-  stderrSink,
+  batchingSink,
 );
 
 export function setLogLevel(next: LogLevel): void {
@@ -162,8 +199,14 @@ type Fields = Record<string, unknown>;
 
 /** The call sites' shape: a message, then its fields. */
 export const log = {
-  fatal: (message: string, fields: Fields = {}) => logger.fatal(fields, message),
-  error: (message: string, fields: Fields = {}) => logger.error(fields, message),
+  fatal: (message: string, fields: Fields = {}) => {
+    logger.fatal(fields, message);
+    flushLog();
+  },
+  error: (message: string, fields: Fields = {}) => {
+    logger.error(fields, message);
+    flushLog();
+  },
   warn: (message: string, fields: Fields = {}) => logger.warn(fields, message),
   info: (message: string, fields: Fields = {}) => logger.info(fields, message),
   debug: (message: string, fields: Fields = {}) => logger.debug(fields, message),

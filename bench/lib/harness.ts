@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import type { Writable } from "node:stream";
 import { spawnChild, type Child } from "./rpc.ts";
 import type { ServiceReady } from "./service-process.ts";
 
@@ -106,6 +107,8 @@ export interface ServiceOptions {
   exposeGc?: boolean;
   /** LOG_LEVEL (silent by default): the lines then go to the child's stderr, a pipe for the caller to read */
   logLevel?: string;
+  /** the child's stderr instead of that pipe: a pipe that another process (a log shipper's stand-in) reads */
+  stderr?: Writable;
 }
 
 /** Our service in its own process, on a fresh database (PGlite in memory, or the cluster's). */
@@ -118,7 +121,7 @@ export function startService(kind: DbKind, url?: string, options: ServiceOptions
       ...(options.logLevel ? { BENCH_LOG_LEVEL: options.logLevel } : {}),
     },
     execArgv: options.exposeGc ? ["--expose-gc"] : [],
-    ...(options.logLevel ? { stderr: "pipe" as const } : {}),
+    ...(options.stderr ? { stderr: options.stderr } : options.logLevel ? { stderr: "pipe" as const } : {}),
   });
 }
 

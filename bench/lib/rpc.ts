@@ -4,6 +4,7 @@
  * (this process) never shares an event loop with what it measures.
  */
 import { fork, type ChildProcess } from "node:child_process";
+import type { Writable } from "node:stream";
 
 type Message =
   | { type: "ready"; value: unknown }
@@ -24,7 +25,7 @@ export interface Child<Ready> {
 export async function spawnChild<Ready>(
   file: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; execArgv?: string[]; stderr?: "inherit" | "pipe" } = {},
+  options: { env?: NodeJS.ProcessEnv; execArgv?: string[]; stderr?: "inherit" | "pipe" | Writable } = {},
 ): Promise<Child<Ready>> {
   const child = fork(file, args, {
     // BENCH_CPU_PROF=DIR: every child writes a V8 CPU profile there (see bench/tools/cpuprofile-top.ts)

@@ -240,6 +240,8 @@ const handlers = {
   /** The job events published here since the last call. */
   emissions: () => emissions.splice(0),
   cpuUsage: () => process.cpuUsage(),
+  /** LOG_LEVEL from now on, as the process's start sets it (the logging part switches it between rounds) */
+  logLevel: (level: LogLevel) => setLogLevel(level),
 };
 
 serveCalls(

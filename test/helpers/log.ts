@@ -3,7 +3,10 @@
  * buffer instead of the terminal, so that a slow or throwing log path fails the tests that go
  * through it, and a test can read what was written. Lines that are not the logger's JSON (vitest's
  * own, a library's console) still reach stderr, and TEST_LOG=1 sends the logger's there too.
+ * The logger holds lines briefly to write them in batches: captureLog writes what it holds before
+ * it reads.
  */
+import { flushLog } from "../../src/log.ts";
 
 /** the last lines kept: enough for any one test, bounded over a whole file */
 const KEPT = 5000;
@@ -31,8 +34,10 @@ export function captureLogLines(echo = false): void {
  * after `timeoutMs`.
  */
 export async function captureLog(fn: () => Promise<void> | void, until?: (lines: string[]) => boolean, timeoutMs = 5000): Promise<string[]> {
+  flushLog();
   const from = written;
   const since = () => {
+    flushLog();
     const count = written - from;
     if (count > lines.length) throw new Error(`${count} log lines were written, more than the ${KEPT} kept`);
     return count ? lines.slice(-count) : [];
