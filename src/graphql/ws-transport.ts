@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { CloseCode, handleProtocols, makeServer, type ServerOptions } from "graphql-ws";
+import { CloseCode, handleProtocols, makeServer, type ServerOptions, type WebSocket as GraphQLWsSocket } from "graphql-ws";
 import type { WebSocket, WebSocketServer } from "ws";
 import { log } from "../log.ts";
 import { requestIdOf } from "../observability/http.ts";
@@ -62,6 +62,45 @@ export class NextFrames {
   }
 }
 
+/**
+ * A `ws` socket as graphql-ws's protocol server sees it: one object per connection, its methods
+ * the class's (not a closure each per socket).
+ */
+class ProtocolSocket implements GraphQLWsSocket {
+  readonly protocol: string;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly connection: ConnectionLog,
+  ) {
+    this.protocol = socket.protocol;
+  }
+
+  send(data: string): Promise<void> {
+    const socket = this.socket;
+    return new Promise<void>((resolve, reject) => {
+      if (socket.readyState !== socket.OPEN) return resolve();
+      socket.send(data, (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  close(code: number, reason: string): void {
+    this.socket.close(code, reason);
+  }
+
+  onMessage(handle: (data: string) => Promise<void>): void {
+    const { socket, connection } = this;
+    socket.on("message", async (data) => {
+      try {
+        await handle(String(data));
+      } catch (error) {
+        log.error("websocket message handling failed", { requestId: connection.requestId, error });
+        socket.close(CloseCode.InternalServerError, "Internal server error");
+      }
+    });
+  }
+}
+
 /** How often an idle connection is pinged; one that does not answer within as long is terminated. */
 const KEEP_ALIVE_MS = 12_000;
 
@@ -94,27 +133,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown>, E e
       log.info("websocket connection closed on a client error", { requestId: connection.requestId, code: error.code }),
     );
     keepAlive.add(socket);
-    const closed = server.opened(
-      {
-        protocol: socket.protocol,
-        send: (data) =>
-          new Promise<void>((resolve, reject) => {
-            if (socket.readyState !== socket.OPEN) return resolve();
-            socket.send(data, (error) => (error ? reject(error) : resolve()));
-          }),
-        close: (code, reason) => socket.close(code, reason),
-        onMessage: (handle) =>
-          socket.on("message", async (data) => {
-            try {
-              await handle(String(data));
-            } catch (error) {
-              log.error("websocket message handling failed", { requestId: connection.requestId, error });
-              socket.close(CloseCode.InternalServerError, "Internal server error");
-            }
-          }),
-      },
-      { socket, request, log: connection } as SocketExtra & Partial<E>,
-    );
+    const closed = server.opened(new ProtocolSocket(socket, connection), { socket, request, log: connection } as SocketExtra & Partial<E>);
     socket.once("close", (code, reason) => {
       keepAlive.remove(socket);
       // first: the operations the close ends are counted on its line, not logged one by one
