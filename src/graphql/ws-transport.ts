@@ -89,15 +89,20 @@ class ProtocolSocket implements GraphQLWsSocket {
   }
 
   onMessage(handle: (data: string) => Promise<void>): void {
-    const { socket, connection } = this;
-    socket.on("message", async (data) => {
-      try {
-        await handle(String(data));
-      } catch (error) {
-        log.error("websocket message handling failed", { requestId: connection.requestId, error });
-        socket.close(CloseCode.InternalServerError, "Internal server error");
-      }
-    });
+    this.socket.on("message", (data) => void this.receive(handle, String(data)));
+  }
+
+  /**
+   * Handles one message as text. A subscribe message's handling lasts as long as its subscription:
+   * whatever this frame holds is held that long, so it holds the text, not the received Buffer.
+   */
+  private async receive(handle: (data: string) => Promise<void>, text: string): Promise<void> {
+    try {
+      await handle(text);
+    } catch (error) {
+      log.error("websocket message handling failed", { requestId: this.connection.requestId, error });
+      this.socket.close(CloseCode.InternalServerError, "Internal server error");
+    }
   }
 }
 
