@@ -109,6 +109,7 @@ export class SubscriptionEvents {
   readonly subscribe = async (args: ExecutionArgs): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> => {
     const source = await createSourceEventStream(args);
     if (!(Symbol.asyncIterator in source)) return source;
+    this.letGoOfLoaders(args.contextValue as GraphQLContext | undefined);
     const selection = this.selectionKey(args);
     const events = source[Symbol.asyncIterator]();
     const outlet = typeof args.contextValue === "object" && args.contextValue !== null ? this.outlets.get(args.contextValue) : undefined;
@@ -123,6 +124,15 @@ export class SubscriptionEvents {
       return result as ExecutionResult;
     });
   };
+
+  /**
+   * The subscription's own context served its subscribe resolver only (each event runs under a
+   * fresh one, run()), but it lives as long as the subscription: what its loaders read and made at
+   * subscribe (scopes, DataLoaders and their caches) is let go, a fresh set in their place.
+   */
+  private letGoOfLoaders(contextValue: GraphQLContext | undefined): void {
+    if (contextValue?.loaders) contextValue.loaders = this.options.context(contextValue.principal).loaders;
+  }
 
   /** Whether `result` is an event's result as it is sent already (not to be formatted again). */
   isWire(result: object): boolean {
