@@ -1,14 +1,17 @@
 /**
  * What a dashboard subscriber costs the server's heap, by constructor:
- * `npx tsx bench/tools/feed-heap.ts [subscribers] [--keep DIR]` (default 10,000).
+ * `npx tsx bench/tools/feed-heap.ts [subscribers] [--keep DIR] [--as-start]` (default 10,000).
  * One server process as the feed part starts it (bench/lib/service-process.ts on a throwaway
  * PostgreSQL, the multimedia worker on, `--expose-gc`), two heap snapshots of it
  * (`--heapsnapshot-signal`), before the subscribers connect and once they are all subscribed and idle,
  * the subscribers made by the feed part's load generators (bench/lib/feed-subscriber-process.ts,
- * each on its own WebSocket). Prints RSS and heap used per subscriber, and the snapshots' self sizes
+ * each on its own WebSocket). Prints heap used and committed per subscriber (and RSS, which the
+ * snapshots inflate: see snapshotOf), and the snapshots' self sizes
  * summed by node type and constructor (or function name, for closures), the difference divided by
  * the subscribers: what each one adds, largest first, as markdown. `--keep DIR` keeps the snapshots
- * (open them in Chrome's DevTools, Memory, Comparison, for retainers).
+ * (open them in Chrome's DevTools, Memory, Comparison, for retainers). `--as-start`: the server
+ * process gets scripts/start.sh's memory settings (`--max-semi-space-size=8`, `MALLOC_ARENA_MAX=1`,
+ * `MALLOC_TRIM_THRESHOLD_`), which the benchmark's server processes do not have.
  */
 import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { readFileSync } from "node:fs";
@@ -21,6 +24,7 @@ const args = process.argv.slice(2);
 const SUBSCRIBERS = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 10_000);
 const keepAt = args.indexOf("--keep");
 const KEEP = keepAt >= 0 ? path.resolve(args[keepAt + 1]!) : undefined;
+const AS_START = args.includes("--as-start");
 const LOADERS = Math.max(1, Math.min(4, Math.ceil(SUBSCRIBERS / 2500)));
 
 interface Snapshot {
@@ -58,10 +62,13 @@ function vmRss(pid: number): number {
   return Number(/^VmRSS:\s*(\d+)\s*kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
 }
 
-/** Signals the server for a heap snapshot and waits until its file is written whole. */
-async function snapshotOf(server: Service, dir: string, label: string): Promise<{ file: string; rss: number; heapUsed: number }> {
-  const { heapUsed } = await server.call<{ heapUsed: number }>("memory");
-  const rss = vmRss(server.process.pid!);
+/**
+ * Signals the server for a heap snapshot and waits until its file is written whole; then its
+ * memory (after a full collection). Writing a snapshot leaves native allocations in the process,
+ * more for a larger heap, so the RSS difference counts them too: for RSS per subscriber, the
+ * feed part (bench/feed.bench.ts, no snapshots) is the figure; here the heap is.
+ */
+async function snapshotOf(server: Service, dir: string, label: string): Promise<{ file: string; rss: number; heapUsed: number; heapTotal: number }> {
   const known = new Set(await readdir(dir));
   server.process.kill("SIGUSR2");
   let file: string | undefined;
@@ -78,8 +85,10 @@ async function snapshotOf(server: Service, dir: string, label: string): Promise<
     }
     lastSize = size;
   }
+  const { heapUsed, heapTotal } = await server.call<{ heapUsed: number; heapTotal: number }>("memory");
+  const rss = vmRss(server.process.pid!);
   console.error(`  ${label}: ${file}, RSS ${(rss / 2 ** 20).toFixed(0)} MB, heap used ${(heapUsed / 2 ** 20).toFixed(0)} MB`);
-  return { file: path.join(dir, file), rss, heapUsed };
+  return { file: path.join(dir, file), rss, heapUsed, heapTotal };
 }
 
 const dir = KEEP ?? (await mkdtemp(path.join(os.tmpdir(), "feed-heap-")));
@@ -89,7 +98,8 @@ const children: Child<unknown>[] = [];
 let server: Service | undefined;
 try {
   const config = { WS_MAX_SUBSCRIPTIONS_PER_USER: String(SUBSCRIBERS), PROGRESS_EVENTS_PER_SECOND: "10" };
-  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${dir}`;
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${dir}${AS_START ? " --max-semi-space-size=8" : ""}`;
+  if (AS_START) Object.assign(process.env, { MALLOC_ARENA_MAX: "1", MALLOC_TRIM_THRESHOLD_: "131072" });
   server = await startService("postgres", cluster.url, { config, workers: true, exposeGc: true });
   const { base, authorization, domain } = server.ready;
   const before = await snapshotOf(server, dir, "0 subscribers");
@@ -98,7 +108,9 @@ try {
   children.push(
     ...(await Promise.all(
       perLoader.map((count) =>
-        spawnChild(path.join(LIB, "feed-subscriber-process.ts"), [wsUrl, authorization, domain, String(count)], { env: { NODE_OPTIONS: "" } }),
+        spawnChild(path.join(LIB, "feed-subscriber-process.ts"), [wsUrl, authorization, domain, String(count)], {
+          env: { NODE_OPTIONS: "", MALLOC_ARENA_MAX: undefined, MALLOC_TRIM_THRESHOLD_: undefined },
+        }),
       ),
     )),
   );
@@ -126,6 +138,7 @@ try {
   console.log(
     `RSS ${(before.rss / 2 ** 20).toFixed(0)} → ${(after.rss / 2 ** 20).toFixed(0)} MB (${((after.rss - before.rss) / active / 1024).toFixed(1)} KB per subscriber); ` +
       `heap used ${(before.heapUsed / 2 ** 20).toFixed(0)} → ${(after.heapUsed / 2 ** 20).toFixed(0)} MB (${((after.heapUsed - before.heapUsed) / active / 1024).toFixed(1)} KB); ` +
+      `heap committed ${(before.heapTotal / 2 ** 20).toFixed(0)} → ${(after.heapTotal / 2 ** 20).toFixed(0)} MB (${((after.heapTotal - before.heapTotal) / active / 1024).toFixed(1)} KB); ` +
       `the snapshots' self sizes differ by ${(total / active / 1024).toFixed(1)} KB per subscriber.\n`,
   );
   console.log(
