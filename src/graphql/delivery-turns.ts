@@ -10,21 +10,26 @@
  * Turns are taken in order, so each subscription's events keep theirs (a subscription takes its
  * next event only once the last one is sent).
  */
+/** A delivery waiting for its turn: an object, so that the deliveries that go by callback make no closure per event. */
+export interface Turn {
+  inTurn(): void;
+}
+
 export class DeliveryTurns {
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting: Turn[] = [];
 
   constructor(private readonly perTurn: number) {}
 
   /** Resolves when this delivery may go out: with the first slice that has room for it. */
   take(): Promise<void> {
-    return new Promise((resolve) => this.enqueue(resolve));
+    return new Promise((resolve) => this.enqueue({ inTurn: resolve }));
   }
 
   /**
-   * Calls `turn` in the first slice that has room for it: take() without its promise, for the
-   * deliveries that go by callback. `turn` must not throw (the rest of its slice would be lost).
+   * Calls `turn.inTurn()` in the first slice that has room for it: take() without its promise, for
+   * the deliveries that go by callback. It must not throw (the rest of its slice would be lost).
    */
-  enqueue(turn: () => void): void {
+  enqueue(turn: Turn): void {
     // a slice is set whenever deliveries wait: the first to wait sets it
     if (this.waiting.push(turn) === 1) setImmediate(this.release);
   }
@@ -33,6 +38,6 @@ export class DeliveryTurns {
     const slice = this.waiting.splice(0, this.perTurn);
     // the next slice is set for the loop's next turn, after the I/O that came in meanwhile
     if (this.waiting.length > 0) setImmediate(this.release);
-    for (const resolve of slice) resolve();
+    for (const turn of slice) turn.inTurn();
   };
 }

@@ -3,7 +3,7 @@ import { createSourceEventStream, type ExecutionArgs, type ExecutionResult, type
 import { subscriptionEvents } from "../observability/metrics.ts";
 import type { ByteTally } from "./budget.ts";
 import type { GraphQLContext } from "./context.ts";
-import { DeliveryTurns } from "./delivery-turns.ts";
+import { DeliveryTurns, type Turn } from "./delivery-turns.ts";
 
 /**
  * Subscription events executed once per event and selection, not once per subscriber (CONTRACT
@@ -29,9 +29,11 @@ import { DeliveryTurns } from "./delivery-turns.ts";
  * have written. graphql-ws stays the protocol's handler (handshake, subscribe, complete, errors);
  * only the per-event path around it (its emit step, a message object and a whole JSON.stringify
  * per subscriber) is skipped, which was most of a delivery's cost beside the socket write. A source
- * that can hand its next event to a callback (a job feed's `pull`) is followed by callbacks all the
+ * that can hand its next event to a taker (a job feed's `pull`) is followed by callbacks all the
  * way to the socket, with no promise per event and subscriber: at 10,000 subscribers those promise
- * turns were most of what a delivery cost beyond the raw socket's.
+ * turns were most of what a delivery cost beyond the raw socket's. Each such subscription is one
+ * object (OutletFeed), not a set of closures: what a subscriber holds is the heap's main cost of a
+ * wall of dashboards.
  */
 
 /** An event's result as it is sent: errors formatted, an aborted event as its one error. */
@@ -87,6 +89,12 @@ export class SubscriptionEvents {
   private documents = 0;
   private uncountedShared = 0;
 
+  /** what each subscription sending through an outlet asks of this (one object for all of them) */
+  private readonly deliveries: Deliveries = {
+    turns: this.turns,
+    resultOf: (event, selection, args) => this.resultOf(event, selection, args),
+  };
+
   constructor(private readonly options: SubscriptionEventsOptions) {}
 
   /**
@@ -101,31 +109,13 @@ export class SubscriptionEvents {
   readonly subscribe = async (args: ExecutionArgs): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> => {
     const source = await createSourceEventStream(args);
     if (!(Symbol.asyncIterator in source)) return source;
+    this.letGoOfLoaders(args.contextValue as GraphQLContext | undefined);
     const selection = this.selectionKey(args);
     const events = source[Symbol.asyncIterator]();
     const outlet = typeof args.contextValue === "object" && args.contextValue !== null ? this.outlets.get(args.contextValue) : undefined;
-    if (outlet) {
-      // each event sent in its turn (DeliveryTurns), through the outlet, once the last one is: by
-      // callbacks, from the source to the socket
-      return pulledEvents(events, (event, sent, live) => {
-        const pending = this.resultOf(event, selection, args);
-        const inTurn = (shared: SharedResult) =>
-          this.turns.enqueue(() => {
-            // completed while it waited: its id may already be a new subscription's
-            if (!live()) return sent.ok();
-            try {
-              const sending = outlet.send(shared.result, shared.json);
-              if (sending) sending.then(sent.ok, sent.failed);
-              else sent.ok();
-            } catch (error) {
-              sent.failed(error);
-            }
-          });
-        const shared = made.get(pending);
-        if (shared) inTurn(shared);
-        else pending.then(inTurn, sent.failed);
-      });
-    }
+    // each event sent in its turn (DeliveryTurns), through the outlet, once the last one is: by
+    // callbacks, from the source to the socket
+    if (outlet) return new OutletFeed(this.deliveries, events, selection, args, outlet);
     // the events are results as they are sent (isWire), typed as graphql-ws expects them, each
     // sent in its turn (DeliveryTurns)
     return mapEvents(events, async (event) => {
@@ -134,6 +124,15 @@ export class SubscriptionEvents {
       return result as ExecutionResult;
     });
   };
+
+  /**
+   * The subscription's own context served its subscribe resolver only (each event runs under a
+   * fresh one, run()), but it lives as long as the subscription: what its loaders read and made at
+   * subscribe (scopes, DataLoaders and their caches) is let go, a fresh set in their place.
+   */
+  private letGoOfLoaders(contextValue: GraphQLContext | undefined): void {
+    if (contextValue?.loaders) contextValue.loaders = this.options.context(contextValue.principal).loaders;
+  }
 
   /** Whether `result` is an event's result as it is sent already (not to be formatted again). */
   isWire(result: object): boolean {
@@ -195,81 +194,129 @@ export class SubscriptionEvents {
   }
 }
 
-/** A source that also hands its next event to a callback, without a promise (job.coalescing.ts's JobFeed). */
+/** Takes a source's next event (or its end) when it comes: a subscription sending through an outlet. */
+interface EventTaker<T> {
+  take(result: IteratorResult<T>): void;
+}
+
+/** A source that also hands its next event to a taker, without a promise (job.coalescing.ts's JobFeed). */
 interface PullSource<T> extends AsyncIterator<T> {
-  pull(take: (result: IteratorResult<T>) => void): void;
+  pull(taker: EventTaker<T>): void;
 }
 
-/** Hands the source's next event to `take`, or its failure to `failed`. */
-type Puller<T> = (take: (result: IteratorResult<T>) => void, failed: (error: unknown) => void) => void;
+/** What an OutletFeed needs of its SubscriptionEvents. */
+interface Deliveries {
+  readonly turns: DeliveryTurns;
+  resultOf(event: unknown, selection: string, args: ExecutionArgs): Promise<SharedResult>;
+}
+
+const DONE: IteratorResult<never> = { value: undefined, done: true };
 
 /**
- * How to take `source`'s next event by callback: its own `pull` where it has one (no promise per
- * event), else its next() (a plain async iterator: a case feed).
+ * One subscription's events, each sent through its outlet once its shared result is made and its
+ * turn comes, the next one taken from the source once the last one is sent. One object per
+ * subscription, its own taker and turn: at 10,000 subscribers a dozen closures each (and their
+ * contexts) were a good part of what a subscriber held in the heap.
+ *
+ * As an iterator it yields none: its next() settles when the source ends (or fails when the
+ * source or a delivery fails, ending the source), and its return() ends the source at once, as
+ * mapEvents' does; an event still waiting for its turn when it ends is not sent (its id may
+ * already be a new subscription's).
  */
-function pullerOf<T>(source: AsyncIterator<T>): Puller<T> {
-  const { pull } = source as Partial<PullSource<T>>;
-  if (typeof pull === "function") return (take) => pull.call(source, take);
-  return (take, failed) => {
-    source.next().then(take, failed);
-  };
-}
+class OutletFeed implements AsyncIterableIterator<never>, EventTaker<unknown>, Turn {
+  private ended = false;
+  private started = false;
+  private settle: { resolve: (result: IteratorResult<never>) => void; reject: (error: unknown) => void } | undefined;
+  /** the result waiting for its turn */
+  private due: SharedResult | undefined;
+  /** whether the source hands its events to a taker (a job feed), else it is pulled by next() (a case feed) */
+  private readonly pulls: boolean;
 
-/** What a delivery calls once it is done: `ok` when the next event may follow, `failed` when it could not be sent. */
-interface Sent {
-  ok(): void;
-  failed(error: unknown): void;
-}
+  constructor(
+    private readonly deliveries: Deliveries,
+    private readonly source: AsyncIterator<unknown>,
+    private readonly selection: string,
+    private readonly args: ExecutionArgs,
+    private readonly outlet: EventOutlet,
+  ) {
+    this.pulls = typeof (source as Partial<PullSource<unknown>>).pull === "function";
+  }
 
-/**
- * The source's events each handed to `deliver`, the next one pulled once `deliver` says the last
- * one was sent. The iterator yields none; its next() settles when the source ends (or fails when
- * the source or a delivery fails, ending the source), and its return() ends the source at once, as
- * mapEvents' does; `live` tells a delivery still waiting for its turn that it was ended meanwhile.
- */
-function pulledEvents<T>(source: AsyncIterator<T>, deliver: (event: T, sent: Sent, live: () => boolean) => void): AsyncIterableIterator<never> {
-  const pull = pullerOf(source);
-  let ended = false;
-  let started = false;
-  let settle: { resolve: (result: IteratorResult<never>) => void; reject: (error: unknown) => void } | undefined;
-  const live = () => !ended;
-  const finish = () => settle?.resolve({ value: undefined, done: true });
-  const fail = (error: unknown) => {
-    if (ended) return;
-    ended = true;
-    void source.return?.();
-    settle?.reject(error);
-  };
-  const take = (next: IteratorResult<T>) => {
-    if (next.done || ended) finish();
-    else deliver(next.value, sent, live);
-  };
-  const sent: Sent = { ok: () => pull(take, fail), failed: fail };
-  return {
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-    next() {
-      if (started || ended) return Promise.resolve({ value: undefined, done: true });
-      started = true;
-      return new Promise((resolve, reject) => {
-        settle = { resolve, reject };
-        pull(take, fail);
-      });
-    },
-    async return() {
-      ended = true;
-      await source.return?.();
-      finish();
-      return { value: undefined, done: true };
-    },
-    async throw(error: unknown) {
-      ended = true;
-      await source.return?.();
-      finish();
-      throw error;
-    },
-  };
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<never>> {
+    if (this.started || this.ended) return Promise.resolve(DONE);
+    this.started = true;
+    return new Promise((resolve, reject) => {
+      this.settle = { resolve, reject };
+      this.pullNext();
+    });
+  }
+
+  async return(): Promise<IteratorResult<never>> {
+    this.ended = true;
+    await this.source.return?.();
+    this.finish();
+    return DONE;
+  }
+
+  async throw(error: unknown): Promise<IteratorResult<never>> {
+    await this.return();
+    throw error;
+  }
+
+  /** The source's next event, or its end. */
+  take(next: IteratorResult<unknown>): void {
+    if (next.done || this.ended) this.finish();
+    else this.deliver(next.value);
+  }
+
+  /** Its turn (DeliveryTurns): sends the due result, unless it ended while it waited. */
+  inTurn(): void {
+    const shared = this.due;
+    this.due = undefined;
+    if (this.ended || !shared) {
+      this.pullNext();
+      return;
+    }
+    try {
+      const sending = this.outlet.send(shared.result, shared.json);
+      if (sending) sending.then(this.pullNext.bind(this), this.fail.bind(this));
+      else this.pullNext();
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  private deliver(event: unknown): void {
+    const pending = this.deliveries.resultOf(event, this.selection, this.args);
+    const shared = made.get(pending);
+    if (shared) this.waitForTurn(shared);
+    else pending.then(this.waitForTurn.bind(this), this.fail.bind(this));
+  }
+
+  private waitForTurn(shared: SharedResult): void {
+    this.due = shared;
+    this.deliveries.turns.enqueue(this);
+  }
+
+  private pullNext(): void {
+    if (this.pulls) (this.source as PullSource<unknown>).pull(this);
+    else this.source.next().then(this.take.bind(this), this.fail.bind(this));
+  }
+
+  private finish(): void {
+    this.settle?.resolve(DONE);
+  }
+
+  private fail(error: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    void this.source.return?.();
+    this.settle?.reject(error);
+  }
 }
 
 /**

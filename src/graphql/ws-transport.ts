@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { CloseCode, handleProtocols, makeServer, type ServerOptions } from "graphql-ws";
+import { CloseCode, handleProtocols, makeServer, type ServerOptions, type WebSocket as GraphQLWsSocket } from "graphql-ws";
 import type { WebSocket, WebSocketServer } from "ws";
 import { log } from "../log.ts";
 import { requestIdOf } from "../observability/http.ts";
@@ -20,7 +20,11 @@ import { ConnectionLog } from "../observability/websocket-log.ts";
 /** What a connection's context carries besides the protocol's own state (graphql-ws's `Extra`). */
 export interface SocketExtra {
   readonly socket: WebSocket;
-  readonly request: IncomingMessage;
+  /**
+   * the upgrade request, until the connection is admitted: its headers and streams are a good part
+   * of what an idle socket would hold for its whole life, so the admission lets it go (ws.ts)
+   */
+  request: IncomingMessage | undefined;
   /** the connection's lines: connect, operations, close */
   readonly log: ConnectionLog;
 }
@@ -34,18 +38,72 @@ export interface SocketExtra {
  * on every send: a slow socket then takes the latest event of its feed (job.coalescing.ts) instead
  * of a backlog that grows in memory.
  */
-export function nextFrames(socket: WebSocket, id: string): (payload: string) => Promise<void> | undefined {
-  const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
-  return (payload) => {
+export class NextFrames {
+  private readonly head: string;
+
+  constructor(
+    private readonly socket: WebSocket,
+    id: string,
+  ) {
+    this.head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+  }
+
+  /** Writes the frame of `payload`; a promise when the socket's earlier frames are still unsent. */
+  write(payload: string): Promise<void> | undefined {
+    const socket = this.socket;
     if (socket.readyState !== socket.OPEN) return undefined;
-    const frame = `${head}${payload}}`;
+    const frame = `${this.head}${payload}}`;
     if (socket.bufferedAmount === 0) {
       socket.send(frame);
       return undefined;
     }
     // a failed write closes the socket, which ends its subscriptions
     return new Promise<void>((resolve) => socket.send(frame, () => resolve()));
-  };
+  }
+}
+
+/**
+ * A `ws` socket as graphql-ws's protocol server sees it: one object per connection, its methods
+ * the class's (not a closure each per socket).
+ */
+class ProtocolSocket implements GraphQLWsSocket {
+  readonly protocol: string;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly connection: ConnectionLog,
+  ) {
+    this.protocol = socket.protocol;
+  }
+
+  send(data: string): Promise<void> {
+    const socket = this.socket;
+    return new Promise<void>((resolve, reject) => {
+      if (socket.readyState !== socket.OPEN) return resolve();
+      socket.send(data, (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  close(code: number, reason: string): void {
+    this.socket.close(code, reason);
+  }
+
+  onMessage(handle: (data: string) => Promise<void>): void {
+    this.socket.on("message", (data) => void this.receive(handle, String(data)));
+  }
+
+  /**
+   * Handles one message as text. A subscribe message's handling lasts as long as its subscription:
+   * whatever this frame holds is held that long, so it holds the text, not the received Buffer.
+   */
+  private async receive(handle: (data: string) => Promise<void>, text: string): Promise<void> {
+    try {
+      await handle(text);
+    } catch (error) {
+      log.error("websocket message handling failed", { requestId: this.connection.requestId, error });
+      this.socket.close(CloseCode.InternalServerError, "Internal server error");
+    }
+  }
 }
 
 /** How often an idle connection is pinged; one that does not answer within as long is terminated. */
@@ -79,30 +137,10 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown>, E e
     socket.on("error", (error: Error & { code?: string }) =>
       log.info("websocket connection closed on a client error", { requestId: connection.requestId, code: error.code }),
     );
-    const stopKeepingAlive = keepAlive.add(socket);
-    const closed = server.opened(
-      {
-        protocol: socket.protocol,
-        send: (data) =>
-          new Promise<void>((resolve, reject) => {
-            if (socket.readyState !== socket.OPEN) return resolve();
-            socket.send(data, (error) => (error ? reject(error) : resolve()));
-          }),
-        close: (code, reason) => socket.close(code, reason),
-        onMessage: (handle) =>
-          socket.on("message", async (data) => {
-            try {
-              await handle(String(data));
-            } catch (error) {
-              log.error("websocket message handling failed", { requestId: connection.requestId, error });
-              socket.close(CloseCode.InternalServerError, "Internal server error");
-            }
-          }),
-      },
-      { socket, request, log: connection } as SocketExtra & Partial<E>,
-    );
+    keepAlive.add(socket);
+    const closed = server.opened(new ProtocolSocket(socket, connection), { socket, request, log: connection } as SocketExtra & Partial<E>);
     socket.once("close", (code, reason) => {
-      stopKeepingAlive();
+      keepAlive.remove(socket);
       // first: the operations the close ends are counted on its line, not logged one by one
       connection.closed(code);
       void closed(code, String(reason));
@@ -124,21 +162,34 @@ const KEEP_ALIVE_SLOTS = 12;
  * Pings every socket every KEEP_ALIVE_MS and terminates one whose pong did not come back by its
  * next ping, from one timer for all sockets (ws's documented pattern) rather than an interval, a
  * pong timeout and a pong listener per ping and socket: a slot of the sockets each tick, so that
- * 10,000 sockets' pings do not go out in one burst between deliveries.
+ * 10,000 sockets' pings do not go out in one burst between deliveries. Every socket has the same
+ * pong listener, and nothing of its own here beside its place in a slot.
  */
 class KeepAlive {
   private readonly slots = Array.from({ length: KEEP_ALIVE_SLOTS }, () => new Set<WebSocket>());
   private readonly unanswered = new WeakSet<WebSocket>();
   private slot = 0;
   private readonly timer = setInterval(() => this.tick(), KEEP_ALIVE_MS / KEEP_ALIVE_SLOTS).unref();
+  /** every socket's pong listener: one function, the socket its `this` */
+  private readonly answered: (this: WebSocket) => void;
 
-  /** Keeps `socket` alive from now on; returns what stops it. */
-  add(socket: WebSocket): () => void {
+  constructor() {
+    const unanswered = this.unanswered;
+    this.answered = function (this: WebSocket) {
+      unanswered.delete(this);
+    };
+  }
+
+  /** Keeps `socket` alive from now on, until remove(). */
+  add(socket: WebSocket): void {
     // visited a whole period from now: the slot just visited
-    const slot = this.slots[this.slot]!;
-    slot.add(socket);
-    socket.on("pong", () => this.unanswered.delete(socket));
-    return () => slot.delete(socket);
+    this.slots[this.slot]!.add(socket);
+    socket.on("pong", this.answered);
+  }
+
+  /** Stops keeping a closed socket alive. */
+  remove(socket: WebSocket): void {
+    for (const slot of this.slots) if (slot.delete(socket)) return;
   }
 
   stop(): void {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server } from "node:http";
 import { GraphQLError, getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from "graphql";
-import { WebSocketServer } from "ws";
+import { WebSocketServer, type WebSocket } from "ws";
 import type { Admission } from "../admission/admission.ts";
 import type { Credentials } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/principal.ts";
@@ -9,7 +9,7 @@ import { CREDENTIALS_CHANGED } from "../auth/credential.events.ts";
 import { DomainError } from "../errors.ts";
 import type { PubSub } from "../events/bus.ts";
 import { log } from "../log.ts";
-import type { OperationSeen } from "../observability/websocket-log.ts";
+import type { ConnectionLog, OperationSeen } from "../observability/websocket-log.ts";
 import { chargedIn, memberOf, namedBy, namedDomains, type Named } from "./rate-limit.ts";
 import { RateLimitedError } from "../rate-limit/rate-limit.service.ts";
 import { abortedResult } from "./budget.ts";
@@ -17,10 +17,10 @@ import type { GraphQLContext } from "./context.ts";
 import { formatError, rateLimitedError } from "./errors.ts";
 import { CompiledExecution } from "./compiled-execution.ts";
 import { isRefusal, operationPipeline } from "./operation-pipeline.ts";
-import { SubscriptionEvents, type WireResult } from "./subscription-events.ts";
+import { SubscriptionEvents, type EventOutlet, type WireResult } from "./subscription-events.ts";
 import type { TrustedDocuments } from "./trusted-documents.ts";
 import { TOO_MANY_SUBSCRIPTIONS, WsSessions, type Session } from "./ws-sessions.ts";
-import { nextFrames, serveGraphQLOverWebSocket } from "./ws-transport.ts";
+import { NextFrames, serveGraphQLOverWebSocket } from "./ws-transport.ts";
 
 /**
  * GraphQL over WebSocket (graphql-ws, `graphql-transport-ws`) on /graphql. Admission as on every
@@ -154,6 +154,22 @@ function wireResult(args: ExecutionArgs, result: Pick<ExecutionResult, "errors">
   );
 }
 
+/** A subscription's outlet: its next frames, each logged as the connection's answer to it. One object, no closures, per subscription. */
+class SubscriptionOutlet extends NextFrames implements EventOutlet {
+  constructor(
+    socket: WebSocket,
+    private readonly id: string,
+    private readonly connection: ConnectionLog,
+  ) {
+    super(socket, id);
+  }
+
+  send(result: WireResult, json: string): Promise<void> | undefined {
+    this.connection.answered(this.id, result.errors);
+    return this.write(json);
+  }
+}
+
 export function createWsEndpoint({
   schema,
   httpServer,
@@ -177,7 +193,9 @@ export function createWsEndpoint({
       schema,
       async onConnect(ctx) {
         try {
-          const principal = await admission.authenticate(connectionCredentials(ctx.connectionParams, addressOf(ctx.extra.request)));
+          const { request } = ctx.extra;
+          ctx.extra.request = undefined;
+          const principal = await admission.authenticate(connectionCredentials(ctx.connectionParams, request && addressOf(request)));
           ctx.extra.session = sessions.open(ctx.extra.socket, principal, ctx.extra.log);
           ctx.extra.log.connected(principal.username);
           return true;
@@ -219,13 +237,7 @@ export function createWsEndpoint({
         const contextValue = context(session.principal);
         if (operation.operation === "subscription") {
           // its events go straight to the socket, each result serialised once for all its subscribers
-          const send = nextFrames(ctx.extra.socket, id);
-          events.sendThrough(contextValue, {
-            send: (result, json) => {
-              ctx.extra.log.answered(id, result.errors);
-              return send(json);
-            },
-          });
+          events.sendThrough(contextValue, new SubscriptionOutlet(ctx.extra.socket, id, ctx.extra.log));
         }
         return { schema, document, variableValues: payload.variables ?? undefined, operationName: payload.operationName, contextValue };
       },

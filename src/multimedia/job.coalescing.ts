@@ -34,6 +34,11 @@ export interface FeedOptions {
   endWhenSettled?: boolean;
 }
 
+/** Takes the feed's next event (or its end) when it comes (subscription-events.ts's deliveries). */
+interface FeedTaker {
+  take(result: IteratorResult<MultimediaStatus>): void;
+}
+
 interface JobOutlet {
   window: RateWindow;
   state: JobState;
@@ -51,7 +56,7 @@ export class JobFeed implements AsyncIterableIterator<MultimediaStatus> {
   private readonly ready: { status: MultimediaStatus; progress: boolean }[] = [];
   /** events heard before start() */
   private early: MultimediaStatus[] | undefined = [];
-  private waiting: ((result: IteratorResult<MultimediaStatus>) => void) | undefined;
+  private waiting: FeedTaker | undefined;
   private ended = false;
   private readonly stopListening: () => void;
 
@@ -76,19 +81,19 @@ export class JobFeed implements AsyncIterableIterator<MultimediaStatus> {
   }
 
   next(): Promise<IteratorResult<MultimediaStatus>> {
-    return new Promise((resolve) => this.pull(resolve));
+    return new Promise((resolve) => this.pull({ take: resolve }));
   }
 
   /**
-   * next() without its promise: `take` gets the next event (or the end) at once when there is one,
-   * else as it comes. A WebSocket subscription's events go so (subscription-events.ts): at
+   * next() without its promise: `taker` gets the next event (or the end) at once when there is
+   * one, else as it comes. A WebSocket subscription's events go so (subscription-events.ts): at
    * thousands of subscribers, a promise per event and subscriber was a good part of a delivery.
    */
-  pull(take: (result: IteratorResult<MultimediaStatus>) => void): void {
+  pull(taker: FeedTaker): void {
     const first = this.ready.shift();
-    if (first) take({ value: first.status, done: false });
-    else if (this.ended) take({ value: undefined, done: true });
-    else this.waiting = take;
+    if (first) taker.take({ value: first.status, done: false });
+    else if (this.ended) taker.take({ value: undefined, done: true });
+    else this.waiting = taker;
   }
 
   async return(): Promise<IteratorResult<MultimediaStatus>> {
@@ -110,14 +115,14 @@ export class JobFeed implements AsyncIterableIterator<MultimediaStatus> {
     this.stopListening();
     const waiting = this.waiting;
     this.waiting = undefined;
-    if (waiting && !this.ready.length) waiting({ value: undefined, done: true });
+    if (waiting && !this.ready.length) waiting.take({ value: undefined, done: true });
   }
 
   private emit(status: MultimediaStatus, progress = false): void {
     if (this.ended) return;
     const waiting = this.waiting;
     this.waiting = undefined;
-    if (waiting) waiting({ value: status, done: false });
+    if (waiting) waiting.take({ value: status, done: false });
     else if (!(progress && this.replaceProgress(status))) this.ready.push({ status, progress });
     if (this.options.endWhenSettled && isSettled(status.state)) this.end();
   }

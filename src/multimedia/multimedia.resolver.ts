@@ -259,8 +259,8 @@ export class MultimediaResolver {
  * event checked its domain at subscribe.
  */
 const appsOfEvents = new WeakMap<MultimediaStatus, Promise<AppRecord | null>>();
-/** the scope of a subscription that heard the event (any one: they are all of its domain) */
-const scopesOfEvents = new WeakMap<MultimediaStatus, MultimediaScope>();
+/** the app look-up of a subscription that heard the event (any one: they are all of its domain) */
+const scopesOfEvents = new WeakMap<MultimediaStatus, Pick<MultimediaScope, "findApp">>();
 function appOfEvent(status: MultimediaStatus, ctx: GraphQLContext, domain: string): Promise<AppRecord | null> {
   return getOrCreate(appsOfEvents, status, () => {
     const heardBy = scopesOfEvents.get(status);
@@ -269,7 +269,7 @@ function appOfEvent(status: MultimediaStatus, ctx: GraphQLContext, domain: strin
 }
 
 /** Remembers that `scope` heard the event (the first scope of the process to hear it). */
-function heard(status: MultimediaStatus, scope: MultimediaScope): MultimediaStatus {
+function heard(status: MultimediaStatus, scope: Pick<MultimediaScope, "findApp">): MultimediaStatus {
   if (!scopesOfEvents.has(status)) scopesOfEvents.set(status, scope);
   return status;
 }
@@ -277,7 +277,10 @@ function heard(status: MultimediaStatus, scope: MultimediaScope): MultimediaStat
 /** The domain's job events the feed accepts, listened to from now on, coalesced for one subscription. */
 function jobFeed(ctx: GraphQLContext, scope: MultimediaScope, accept: (status: MultimediaStatus) => boolean, endWhenSettled: boolean): JobFeed {
   const jobs = ctx.services.multimediaJobs;
-  return new JobFeed((hear) => jobs.listen(scope.domain.id, (status) => hear(heard(status, scope))), {
+  // the feed lives as long as the subscription: its closures keep the app look-up, not the whole scope
+  const appsOnly = { findApp: scope.findApp };
+  const domainId = scope.domain.id;
+  return new JobFeed((hear) => jobs.listen(domainId, (status) => hear(heard(status, appsOnly))), {
     perSecond: jobs.progressEventsPerSecond,
     accept,
     endWhenSettled,

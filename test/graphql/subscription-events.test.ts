@@ -181,15 +181,16 @@ function trackedSource(events: object[]) {
 /** trackedSource with pull() (as job.coalescing.ts's JobFeed has): the outlet then takes its events by callback. */
 function pulledSource(events: object[]) {
   const { iterator, state } = trackedSource(events);
-  let waiting: ((result: IteratorResult<object>) => void) | undefined;
-  const pull = (take: (result: IteratorResult<object>) => void) => {
-    if (state.ended) take({ value: undefined, done: true });
-    else if (events.length) take({ value: events.shift()!, done: false });
-    else waiting = take;
+  type Taker = { take(result: IteratorResult<object>): void };
+  let waiting: Taker | undefined;
+  const pull = (taker: Taker) => {
+    if (state.ended) taker.take({ value: undefined, done: true });
+    else if (events.length) taker.take({ value: events.shift()!, done: false });
+    else waiting = taker;
   };
   const end = async () => {
     state.ended = true;
-    waiting?.({ value: undefined, done: true });
+    waiting?.take({ value: undefined, done: true });
     return { value: undefined, done: true } as const;
   };
   return { iterator: Object.assign(iterator, { pull, return: end }), state };
