@@ -111,16 +111,27 @@ export interface ServiceOptions {
   stderr?: Writable;
 }
 
-/** Our service in its own process, on a fresh database (PGlite in memory, or the cluster's). */
+/**
+ * scripts/start.sh's memory settings (a capped young generation, one malloc arena, glibc's trim
+ * threshold fixed), given to every service process here, so that what a part measures of its memory
+ * and speed is what production runs.
+ */
+export const START_MEMORY = {
+  execArgv: ["--max-semi-space-size=8"],
+  env: { MALLOC_ARENA_MAX: "1", MALLOC_TRIM_THRESHOLD_: "131072" },
+};
+
+/** Our service in its own process, on a fresh database (PGlite in memory, or the cluster's), with START_MEMORY. */
 export function startService(kind: DbKind, url?: string, options: ServiceOptions = {}): Promise<Service> {
   const args = kind === "postgres" ? ["postgres", url!, ...(options.join ? ["join"] : [])] : ["pglite"];
   return spawnChild<ServiceReady>(path.join(LIB, "service-process.ts"), args, {
     env: {
+      ...START_MEMORY.env,
       ...(options.config ? { BENCH_SERVICE_CONFIG: JSON.stringify(options.config) } : {}),
       ...(options.workers ? { BENCH_WORKERS: "1" } : {}),
       ...(options.logLevel ? { BENCH_LOG_LEVEL: options.logLevel } : {}),
     },
-    execArgv: options.exposeGc ? ["--expose-gc"] : [],
+    execArgv: [...START_MEMORY.execArgv, ...(options.exposeGc ? ["--expose-gc"] : [])],
     ...(options.stderr ? { stderr: options.stderr } : options.logLevel ? { stderr: "pipe" as const } : {}),
   });
 }

@@ -1,6 +1,6 @@
 /**
  * What a dashboard subscriber costs the server's heap, by constructor:
- * `npx tsx bench/tools/feed-heap.ts [subscribers] [--keep DIR] [--as-start]` (default 10,000).
+ * `npx tsx bench/tools/feed-heap.ts [subscribers] [--keep DIR]` (default 10,000).
  * One server process as the feed part starts it (bench/lib/service-process.ts on a throwaway
  * PostgreSQL, the multimedia worker on, `--expose-gc`), two heap snapshots of it
  * (`--heapsnapshot-signal`), before the subscribers connect and once they are all subscribed and idle,
@@ -9,9 +9,8 @@
  * snapshots inflate: see snapshotOf), and the snapshots' self sizes
  * summed by node type and constructor (or function name, for closures), the difference divided by
  * the subscribers: what each one adds, largest first, as markdown. `--keep DIR` keeps the snapshots
- * (open them in Chrome's DevTools, Memory, Comparison, for retainers). `--as-start`: the server
- * process gets scripts/start.sh's memory settings (`--max-semi-space-size=8`, `MALLOC_ARENA_MAX=1`,
- * `MALLOC_TRIM_THRESHOLD_`), which the benchmark's server processes do not have.
+ * (open them in Chrome's DevTools, Memory, Comparison, for retainers). The server process has
+ * scripts/start.sh's memory settings, as every service process of the benchmark (START_MEMORY).
  */
 import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { readFileSync } from "node:fs";
@@ -24,7 +23,6 @@ const args = process.argv.slice(2);
 const SUBSCRIBERS = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 10_000);
 const keepAt = args.indexOf("--keep");
 const KEEP = keepAt >= 0 ? path.resolve(args[keepAt + 1]!) : undefined;
-const AS_START = args.includes("--as-start");
 const LOADERS = Math.max(1, Math.min(4, Math.ceil(SUBSCRIBERS / 2500)));
 
 interface Snapshot {
@@ -98,8 +96,7 @@ const children: Child<unknown>[] = [];
 let server: Service | undefined;
 try {
   const config = { WS_MAX_SUBSCRIPTIONS_PER_USER: String(SUBSCRIBERS), PROGRESS_EVENTS_PER_SECOND: "10" };
-  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${dir}${AS_START ? " --max-semi-space-size=8" : ""}`;
-  if (AS_START) Object.assign(process.env, { MALLOC_ARENA_MAX: "1", MALLOC_TRIM_THRESHOLD_: "131072" });
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${dir}`;
   server = await startService("postgres", cluster.url, { config, workers: true, exposeGc: true });
   const { base, authorization, domain } = server.ready;
   const before = await snapshotOf(server, dir, "0 subscribers");
@@ -109,7 +106,7 @@ try {
     ...(await Promise.all(
       perLoader.map((count) =>
         spawnChild(path.join(LIB, "feed-subscriber-process.ts"), [wsUrl, authorization, domain, String(count)], {
-          env: { NODE_OPTIONS: "", MALLOC_ARENA_MAX: undefined, MALLOC_TRIM_THRESHOLD_: undefined },
+          env: { NODE_OPTIONS: "" },
         }),
       ),
     )),
